@@ -1,0 +1,12 @@
+"""costlang: a symbolic cost-model language for GPU and accelerator performance.
+
+Pipeline: text → parse tree → AST (`frontend.parser`) → resolved program (`frontend.resolve`)
+→ operator graph (`ir.graph`) → kernels (`passes.fusion`) → costs and roofline (`analysis`)
+→ printers (`printers`).
+"""
+from .analysis.roofline import Analysis
+from .api import Model, load, load_string
+from .errors import CostlangError
+
+__all__ = ["Analysis", "CostlangError", "Model", "load", "load_string"]
+__version__ = "0.1.0"

@@ -1,0 +1,6 @@
+"""`python -m costlang` is the `costlang` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

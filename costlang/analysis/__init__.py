@@ -1,0 +1,1 @@
+"""Analysis: kernels → costs (FLOPs, algorithmic bytes) → roofline results and query answers."""

@@ -1,0 +1,74 @@
+"""Kernel costs: the FLOPs a kernel does and the algorithmic bytes it moves, with provenance.
+
+Input: a `Program`, one `Kernel`, the program's outputs and who reads each storage.
+Output: `KernelCost`. A kernel reads each storage it uses but does not produce, once, and writes
+each storage it produces that is a program output or is read by another kernel, once
+(DOMAIN.md: each kernel reads each input once and writes each output once, at its dtype's size).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..ir.program import Program
+
+__all__ = ["Traffic", "KernelCost", "kernel_cost"]
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes of one tensor crossing the memory level, and why (its role)."""
+    tensor: str
+    role: str   # input, weight, intermediate, output, or stated (custom kernels)
+    bytes: sympy.Expr
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    flops: sympy.Expr
+    reads: tuple[Traffic, ...]
+    writes: tuple[Traffic, ...]
+    math_dtype: str
+
+    @property
+    def bytes_read(self) -> sympy.Expr:
+        return sympy.Add(*[t.bytes for t in self.reads])
+
+    @property
+    def bytes_written(self) -> sympy.Expr:
+        return sympy.Add(*[t.bytes for t in self.writes])
+
+    @property
+    def bytes(self) -> sympy.Expr:
+        return self.bytes_read + self.bytes_written
+
+
+def role_of(program: Program, storage: str, outputs: set[str]) -> str:
+    if storage in outputs:
+        return "output"
+    return program.tensors[storage].role
+
+
+def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
+                consumers: dict[str, set[str]]) -> KernelCost:
+    nodes = [program.nodes[n] for n in ops]
+    produced = [n.output for n in nodes if n.output]
+    reads: list[Traffic] = []
+    seen: set[str] = set()
+    for node in nodes:
+        for t in node.inputs:
+            s = program.tensors[t].storage
+            if s not in produced and s not in seen:
+                seen.add(s)
+                reads.append(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes))
+    writes = [Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes) for s in produced
+              if s in outputs or consumers.get(s, set()) - set(ops)]
+    stated = nodes[0] if len(nodes) == 1 and nodes[0].kind == "custom" else None
+    if stated is not None and stated.reads is not None:
+        reads = [Traffic("(stated)", "stated", stated.reads)]
+    if stated is not None and stated.writes is not None:
+        writes = [Traffic("(stated)", "stated", stated.writes)]
+    anchor = next((n for n in nodes if n.kind != "elementwise"), nodes[0])
+    return KernelCost(sympy.Add(*[n.flops for n in nodes]), tuple(reads), tuple(writes),
+                      anchor.math_dtype.name)

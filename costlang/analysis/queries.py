@@ -1,0 +1,194 @@
+"""Queries and lets: expressions over analysis results (`flops(C)`, `1 / t_kernel()`, ...).
+
+Input: an `Analysis` (kernels, totals, footprint) and the program's `let`s and `query`s.
+Output: `QueryResult`s (a `Value`, or a verdict for `bound(...)`) and `MeasuredResult`s derived
+from `measure` blocks (the second seed's section 3: effective bandwidth, achieved throughput).
+A result function takes a kernel or tensor name, or nothing for the whole program.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import sympy
+
+from ..errors import CostNameError, SemanticError, Span, did_you_mean
+from ..frontend import ast
+from ..ir.expr import evaluate
+from ..ir.program import Value
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from .verdict import Verdict
+
+__all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evaluate_in"]
+
+# result function → (attribute on KernelResult / Totals, unit)
+_KERNEL_FIGURES = {
+    "flops": ("flops", FLOP), "bytes": ("bytes", BYTE), "bytes_read": ("bytes_read", BYTE),
+    "bytes_written": ("bytes_written", BYTE), "intensity": ("intensity", INTENSITY),
+    "critical_intensity": ("critical_intensity", INTENSITY), "t_compute": ("t_compute", SECOND),
+    "t_memory": ("t_memory", SECOND), "t_kernel": ("t_kernel", SECOND),
+    "attainable": ("attainable", FLOP_PER_S), "fraction_of_peak": ("fraction_of_peak", DIMENSIONLESS),
+}
+_MEASURED = {
+    "measured_time": SECOND, "actual_traffic": BYTE, "effective_bandwidth": BYTE_PER_S,
+    "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
+    "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
+}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    name: str
+    value: Union[Value, Verdict]
+    span: Span
+
+
+@dataclass(frozen=True)
+class MeasuredResult:
+    """Figures derived from a measured time (and, if given, the measured actual traffic)."""
+    node: str
+    kernel: str
+    figures: tuple[tuple[str, Value], ...]
+
+
+def measured(analysis) -> tuple[MeasuredResult, ...]:
+    out = []
+    for m in analysis.program.measurements.values():
+        k = analysis.kernel_of(m.node)
+        figures = [("measured_time", Value(m.time, SECOND)),
+                   ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
+                   ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
+                   ("fraction_of_peak_flops", Value(k.flops / m.time / k.peak, DIMENSIONLESS))]
+        if m.traffic is not None:
+            figures[1:1] = [("actual_traffic", Value(m.traffic, BYTE)),
+                            ("achieved_throughput", Value(m.traffic / m.time, BYTE_PER_S)),
+                            ("fraction_of_peak_bandwidth", Value(m.traffic / m.time / k.bandwidth,
+                                                                 DIMENSIONLESS))]
+        out.append(MeasuredResult(m.node, k.name, tuple(figures)))
+    return tuple(out)
+
+
+def answer_queries(analysis) -> tuple[QueryResult, ...]:
+    scope = _QueryScope(analysis)
+    out = []
+    for q in analysis.program.queries:
+        if isinstance(q.value, ast.Call) and q.value.func == "bound":
+            out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
+        else:
+            out.append(QueryResult(q.name, evaluate(q.value, scope), q.span))
+    return tuple(out)
+
+
+def evaluate_in(analysis, expr: ast.Expr) -> Value:
+    """Evaluate any expression over an analysis (used by printers and what-if tools)."""
+    return evaluate(expr, _QueryScope(analysis))
+
+
+class _QueryScope:
+    def __init__(self, analysis):
+        self.a = analysis
+        self.lets: dict[str, Value] = {}
+
+    def known_names(self):
+        return list(self.a.program.symbols) + list(self.a.program.lets)
+
+    def name(self, node: ast.Name) -> Value:
+        p = self.a.program
+        if node.id in p.symbols:
+            return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
+        if node.id in p.lets:
+            if node.id not in self.lets:
+                self.lets[node.id] = evaluate(p.lets[node.id].value, self)
+            return self.lets[node.id]
+        raise CostNameError(f"unknown name '{node.id}'", node.span, did_you_mean(node.id, self.known_names()))
+
+    def call(self, node: ast.Call) -> Value:
+        f = node.func
+        if f in _KERNEL_FIGURES:
+            attr, unit = _KERNEL_FIGURES[f]
+            target = self._target(node, allow_none=True)
+            return Value(getattr(target, attr), unit)
+        if f == "t_launch":
+            target = self._target(node, allow_none=True)
+            return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
+        if f in _MEASURED:
+            return self._measured(node)
+        if f == "bound":
+            raise SemanticError("bound() gives a verdict, not a number; query it on its own",
+                                node.span, "write `query bound(C)`")
+        return self._program_figure(node)
+
+    def verdict(self, node: ast.Call) -> Verdict:
+        return self._target(node, allow_none=True).bound
+
+    def _program_figure(self, node: ast.Call) -> Value:
+        from .roofline import select_hardware
+        f, a = node.func, self.a
+        if f == "launches":
+            self._no_args(node)
+            return Value(sympy.Integer(a.totals.launches), DIMENSIONLESS)
+        if f == "footprint":
+            self._no_args(node)
+            return Value(a.footprint.bytes, BYTE)
+        if f == "peak":
+            if not node.args or not isinstance(node.args[0], ast.Name):
+                raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
+            hw = self._hardware(node.args[1]) if len(node.args) > 1 else a.hardware
+            value = hw.peak(node.args[0].id)
+            if value is None:
+                raise SemanticError(f"hardware '{hw.name}' states no peak for '{node.args[0].id}'",
+                                    node.args[0].span)
+            return Value(value, FLOP_PER_S)
+        if len(node.args) > 1:
+            raise SemanticError(f"{f}() takes at most one hardware name", node.span)
+        hw = self._hardware(node.args[0]) if node.args else a.hardware
+        if f == "bandwidth":
+            return Value(hw.bandwidth, BYTE_PER_S)
+        if f == "launch_overhead":
+            return Value(hw.launch, SECOND)
+        if hw.capacity is None:
+            raise SemanticError(f"hardware '{hw.name}' states no memory capacity", node.span)
+        return Value(hw.capacity, BYTE)
+
+    def _hardware(self, arg: ast.Expr):
+        if not isinstance(arg, ast.Name) or arg.id not in self.a.program.hardware:
+            name = getattr(arg, "id", "?")
+            raise CostNameError(f"unknown hardware '{name}'", arg.span,
+                                did_you_mean(name, self.a.program.hardware))
+        return self.a.program.hardware[arg.id]
+
+    def _no_args(self, node):
+        if node.args:
+            raise SemanticError(f"{node.func}() takes no arguments", node.span)
+
+    def _target(self, node: ast.Call, allow_none: bool):
+        if not node.args and allow_none:
+            return self.a.totals
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+            raise SemanticError(f"{node.func}() takes one kernel or tensor name (or none, for the "
+                                "whole program)", node.span)
+        arg = node.args[0]
+        name = arg.id
+        p = self.a.program
+        if name not in p.nodes:
+            producer = p.producer(name) if name in p.tensors else None
+            if producer is None:
+                hint = ("it is an input or weight: no kernel computes it" if name in p.tensors
+                        else did_you_mean(name, p.nodes))
+                raise CostNameError(f"'{name}' is not computed by any kernel", arg.span, hint)
+            name = producer.name
+        if p.nodes[name].kind == "view":
+            raise SemanticError(f"'{name}' is a view: it is not a kernel and costs nothing", arg.span)
+        return self.a.kernel_of(name)
+
+    def _measured(self, node: ast.Call) -> Value:
+        target = self._target(node, allow_none=False)
+        for m in self.a.measurements:
+            if m.kernel == target.name:
+                figures = dict(m.figures)
+                if node.func in figures:
+                    return figures[node.func]
+                raise SemanticError(f"{node.func}() needs `traffic = ...` in the measure block of "
+                                    f"'{m.node}'", node.span)
+        raise SemanticError(f"kernel '{target.name}' has no `measure` block", node.span,
+                            f"add `measure {node.args[0].id} {{ time = ... }}`")

@@ -1,0 +1,202 @@
+"""Roofline analysis: kernels and their costs → intensity, I*, times, verdicts, footprint.
+
+Input: a resolved `Program`, a fusion mode and (optionally) another hardware. Output: `Analysis`,
+data only: sympy expressions in the program's symbols (bound ones kept as symbols, so a
+derivation can show the formula and then the values) and `Analysis.value` to substitute them.
+T_kernel = launch + max(T_compute, T_memory) is a lower bound on the measured time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import sympy
+
+from ..errors import SemanticError
+from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
+from ..ir.program import Hardware, Program
+from ..passes.fusion import fuse
+from ..passes.kernels import Kernel
+from .costs import KernelCost, Traffic, kernel_cost, role_of
+from .verdict import Verdict, decide
+
+__all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze", "select_hardware"]
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    name: str
+    ops: tuple[str, ...]
+    op_names: tuple[str, ...]
+    cost: KernelCost
+    peak: sympy.Expr
+    bandwidth: sympy.Expr
+    launch: sympy.Expr
+    intensity: sympy.Expr
+    critical_intensity: sympy.Expr
+    t_compute: sympy.Expr
+    t_memory: sympy.Expr
+    t_kernel: sympy.Expr
+    attainable: sympy.Expr
+    fraction_of_peak: sympy.Expr
+    bound: Verdict
+
+    @property
+    def flops(self):
+        return self.cost.flops
+
+    @property
+    def bytes_read(self):
+        return self.cost.bytes_read
+
+    @property
+    def bytes_written(self):
+        return self.cost.bytes_written
+
+    @property
+    def bytes(self):
+        return self.cost.bytes
+
+
+@dataclass(frozen=True)
+class Totals:
+    flops: sympy.Expr
+    bytes_read: sympy.Expr
+    bytes_written: sympy.Expr
+    bytes: sympy.Expr
+    intensity: sympy.Expr
+    critical_intensity: sympy.Expr
+    t_compute: sympy.Expr
+    t_memory: sympy.Expr
+    t_launch: sympy.Expr
+    t_kernel: sympy.Expr
+    launches: int
+    bound: Verdict
+
+
+@dataclass(frozen=True)
+class Footprint:
+    bytes: sympy.Expr
+    capacity: Optional[sympy.Expr]
+    tensors: tuple[Traffic, ...]
+
+
+@dataclass
+class Analysis:
+    program: Program
+    hardware: Hardware
+    fusion: str
+    kernels: tuple[KernelResult, ...]
+    totals: Totals
+    footprint: Footprint
+    bindings: dict
+    queries: tuple = field(default=())
+    measurements: tuple = field(default=())
+
+    def value(self, expr):
+        """An expression with every bound symbol replaced by its value."""
+        if isinstance(expr, int):
+            return sympy.Integer(expr)
+        return expr.xreplace(self.bindings) if isinstance(expr, sympy.Basic) else expr
+
+    def kernel_of(self, node: str) -> KernelResult:
+        for k in self.kernels:
+            if node in k.ops:
+                return k
+        raise KeyError(node)
+
+
+def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
+    name = name or program.selected_hardware
+    if name is None:
+        raise SemanticError("no hardware is selected", program.main_span,
+                            "add a line such as `use hardware h100_sxm` (presets: "
+                            + ", ".join(sorted(program.hardware)) + ")")
+    if name not in program.hardware:
+        from ..errors import CostNameError, did_you_mean
+        raise CostNameError(f"unknown hardware '{name}'", None, did_you_mean(name, program.hardware))
+    return program.hardware[name]
+
+
+def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
+    """Costs, roofline figures and query answers for a program under a fusion mode."""
+    from .queries import answer_queries, measured
+    hw = select_hardware(program, hardware)
+    mode = fusion or program.fusion or "elementwise"
+    G = operator_graph(program)
+    kernels = fuse(G, program, mode)
+    outputs = program_outputs(program)
+    consumers = consumers_of_storage(program)
+    bindings = program.bindings
+    results = tuple(_kernel_result(program, hw, k, kernel_cost(program, k.ops, outputs, consumers),
+                                   bindings) for k in kernels)
+    analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings),
+                        _footprint(program, hw, kernels, outputs), bindings)
+    analysis.measurements = measured(analysis)
+    analysis.queries = answer_queries(analysis)
+    return analysis
+
+
+def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings) -> KernelResult:
+    peak = hw.peak(cost.math_dtype)
+    if peak is None:
+        node = program.nodes[k.ops[0]]
+        raise SemanticError(f"hardware '{hw.name}' states no peak FLOP/s for {cost.math_dtype}, "
+                            f"which kernel '{k.name}' computes in", node.span,
+                            f"it states peaks for: {', '.join(d for d, _ in hw.peaks)}; add "
+                            f"`peak {cost.math_dtype} = ...` to a hardware that extends it")
+    bw = hw.bandwidth
+    intensity = _ratio(cost.flops, cost.bytes)
+    t_compute = cost.flops / peak
+    t_memory = cost.bytes / bw
+    attainable = sympy.Min(peak, bw * intensity)
+    return KernelResult(
+        k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, bw, hw.launch,
+        intensity, peak / bw, t_compute, t_memory, hw.launch + sympy.Max(t_compute, t_memory),
+        attainable, attainable / peak,
+        decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings)))
+
+
+def _ratio(a, b):
+    return sympy.oo if b == 0 else a / b
+
+
+def _totals(kernels, hw: Hardware, bindings) -> Totals:
+    add = lambda attr: sympy.Add(*[getattr(k, attr) for k in kernels])  # noqa: E731
+    flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
+    tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
+    launches = len(kernels)
+    t_launch = launches * hw.launch
+    istar = _dominant_istar(kernels, hw, bindings)
+    busy = sympy.Add(*[sympy.Max(k.t_compute, k.t_memory) for k in kernels])
+    verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0))
+    if launches and (t_launch - busy).xreplace(bindings).is_positive:
+        verdict = Verdict("launch-bound")
+    return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
+                  tc, tm, t_launch, tk, launches, verdict)
+
+
+def _dominant_istar(kernels, hw, bindings):
+    """I* of the dtype that does the program's math (the first kernel's when FLOPs cannot be ranked)."""
+    if not kernels:
+        return next(iter(dict(hw.peaks).values())) / hw.bandwidth
+    best = kernels[0]
+    for k in kernels[1:]:
+        if (k.flops - best.flops).xreplace(bindings).is_positive:
+            best = k
+    return best.critical_intensity
+
+
+def _footprint(program: Program, hw: Hardware, kernels, outputs) -> Footprint:
+    """Bytes resident: inputs, weights and every tensor some kernel writes to memory."""
+    consumers = consumers_of_storage(program)
+    written = set()
+    for k in kernels:
+        for n in k.ops:
+            out = program.nodes[n].output
+            if out and (out in outputs or consumers.get(out, set()) - set(k.ops)):
+                written.add(out)
+    tensors = tuple(Traffic(t.name, role_of(program, t.name, outputs), t.bytes)
+                    for t in program.tensors.values()
+                    if t.storage == t.name and (t.role in ("input", "weight") or t.name in written))
+    return Footprint(sympy.Add(*[t.bytes for t in tensors]), hw.capacity, tensors)

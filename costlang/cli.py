@@ -1,0 +1,76 @@
+"""The command line: `costlang run FILE [--json]`, `costlang check FILE`.
+
+Bad input prints `file:line:col: error: ...` with the source line and a caret, and exits with
+status 2; `--debug` adds the Python traceback. Output goes to stdout; errors to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from typing import Optional, Sequence
+
+from .errors import CostlangError
+from .ir.program import FUSION_MODES
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="analyse a .cost file and print the report")
+    run.add_argument("file")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+    run.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's, else elementwise)")
+    run.add_argument("--hardware", help="analyse on another hardware preset")
+    check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
+    check.add_argument("file")
+    for s in (run, check):
+        s.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        out = COMMANDS[args.command](args)
+    except CostlangError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(e.render(), file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as e:  # a bug in costlang, not in the input
+        if args.debug:
+            raise
+        print(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    sys.stdout.write(out)
+    return EXIT_OK
+
+
+def _run(args) -> str:
+    from . import load
+    model = load(args.file)
+    analysis = model.analyze(fusion=args.fusion, hardware=args.hardware)
+    if args.json:
+        from .printers.json import to_json
+        return to_json(analysis)
+    from .printers.text import report
+    return report(analysis)
+
+
+def _check(args) -> str:
+    from . import load
+    load(args.file)
+    return ""
+
+
+COMMANDS = {"run": _run, "check": _check}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Front end: `.cost` text → Lark parse tree → AST with spans → resolved `Program`."""

@@ -1,0 +1,128 @@
+"""Operator calls: `name = op(args) [as dtype] [-> type] [{ options }]` → an `OpNode` and its output.
+
+Input: an `ast.Assign` and the resolver. Output: the node of the operator graph and the tensor it
+produces (None for a custom kernel without a result type). Shapes follow the op's kind
+(`ir.kinds`); custom kernels state their FLOPs and, optionally, the bytes they read and write.
+The math of a kernel is done in its inputs' dtype (the first input's for matmul, the widest
+for the others); `as DTYPE` changes only the dtype the result is stored in.
+"""
+from __future__ import annotations
+
+import sympy
+
+from ..errors import SemanticError
+from ..ir.kinds import RULES, CallContext
+from ..ir.program import OpNode, OpSpec, Tensor
+from ..units import BYTE, DIMENSIONLESS, FLOP
+from . import ast
+
+__all__ = ["resolve_call"]
+
+CUSTOM = OpSpec("custom", (), "custom", sympy.Integer(0))
+_CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
+
+
+def resolve_call(r, s: ast.Assign):
+    call = s.call
+    spec = _op(r, call)
+    inputs = tuple(_tensor_arg(r, a) for a in call.args)
+    if spec.kind != "custom":
+        _check_arity(spec, call, inputs)
+        if call.body:
+            raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is a "
+                                f"{spec.kind} op", call.body[0].span)
+        return _library_call(r, s, spec, inputs)
+    return _custom_call(r, s, inputs)
+
+
+def _op(r, call: ast.OpCall) -> OpSpec:
+    if call.op == "custom":
+        return CUSTOM
+    if call.op not in r.program.ops:
+        raise r.unknown(ast.Name(call.op, call.op_span), "operator", list(r.program.ops) + ["custom"])
+    return r.program.ops[call.op]
+
+
+def _tensor_arg(r, arg: ast.Expr) -> Tensor:
+    if not isinstance(arg, ast.Name):
+        raise SemanticError("an operator's arguments must be tensor names", arg.span,
+                            "name the tensor first, e.g. `t = mul(x, y)`, then pass `t`")
+    if arg.id not in r.program.tensors:
+        if arg.id in r.program.symbols or arg.id in r.program.lets:
+            raise SemanticError(f"'{arg.id}' is a number, not a tensor", arg.span,
+                                "operators take tensors declared with `input`, `weight` or computed by an op")
+        raise r.unknown(arg, "tensor", r.program.tensors)
+    return r.program.tensors[arg.id]
+
+
+def _check_arity(spec: OpSpec, call: ast.OpCall, inputs) -> None:
+    if len(inputs) != len(spec.params):
+        want = len(spec.params)
+        raise SemanticError(f"'{spec.name}' takes {want} tensor{'s' * (want != 1)} "
+                            f"({', '.join(spec.params)}), not {len(inputs)}", call.span)
+
+
+def _axis(r, call: ast.OpCall, spec: OpSpec):
+    axis = None
+    for kw in call.kwargs:
+        if kw.name != "axis" or spec.kind != "reduce":
+            raise SemanticError(f"'{spec.name}' takes no option '{kw.name}'", kw.span,
+                                "only reductions take `axis = N`" if kw.name == "axis" else None)
+        value = r.expect(kw.value, DIMENSIONLESS, "an axis").expr
+        if not value.is_Integer:
+            raise SemanticError(f"an axis must be a whole number, not {value}", kw.value.span)
+        axis = int(value)
+    return axis
+
+
+def _library_call(r, s: ast.Assign, spec: OpSpec, inputs):
+    call = s.call
+    result_shape = r.shape(call.result_type) if call.result_type else None
+    if call.result_type and spec.kind != "view":
+        raise SemanticError(f"'{spec.name}' infers its result type; `-> type` is for views "
+                            "(reshape) and custom kernels", call.result_type.span)
+    ctx = CallContext(spec, inputs, _axis(r, call, spec), result_shape, r.program.bindings, call.span)
+    result = RULES[spec.kind](ctx)
+    dtype = result.dtype
+    if call.as_dtype is not None:
+        if result.is_view:
+            raise SemanticError("a view cannot change the dtype of what it views", call.as_dtype.span)
+        dtype = r.dtype(call.as_dtype.id, call.as_dtype.span)
+    storage = inputs[0].storage if result.is_view else s.name
+    tensor = Tensor(s.name, dtype, result.shape, "intermediate", s.name_span, storage)
+    node = OpNode(s.name, spec, tuple(t.name for t in inputs), s.name, result.flops, result.dtype, call.span)
+    return node, tensor
+
+
+def _custom_call(r, s: ast.Assign, inputs):
+    call = s.call
+    if call.kwargs or call.as_dtype:
+        raise SemanticError("a custom kernel states its result with `-> dtype[shape]`",
+                            (call.kwargs[0].span if call.kwargs else call.as_dtype.span))
+    math_opt = [o for o in call.body if o.name == "math"]
+    opts = r.options([o for o in call.body if o.name != "math"], _CUSTOM_OPTIONS, "custom kernel")
+    tensor = None
+    if call.result_type is not None:
+        dtype = r.dtype(call.result_type.dtype, call.result_type.dtype_span)
+        tensor = Tensor(s.name, dtype, r.shape(call.result_type), "intermediate", s.name_span, s.name)
+    math = _math_dtype(r, s, math_opt, inputs, tensor)
+    node = OpNode(s.name, CUSTOM, tuple(t.name for t in inputs), tensor.name if tensor else None,
+                  opts.get("flops", sympy.Integer(0)), math, call.span,
+                  reads=opts.get("reads"), writes=opts.get("writes"))
+    return node, tensor
+
+
+def _math_dtype(r, s, math_opt, inputs, tensor):
+    if math_opt:
+        value = math_opt[0].value
+        if not isinstance(value, ast.Name):
+            raise SemanticError("`math` names a dtype, e.g. `math = fp16`", value.span)
+        return r.dtype(value.id, value.span)
+    if inputs:
+        return inputs[0].dtype
+    if tensor is not None:
+        return tensor.dtype
+    raise SemanticError(f"custom kernel '{s.name}' has no tensors to take a dtype from", s.call.span,
+                        "say which dtype does its math, e.g. `math = fp32`")
+
+

@@ -1,0 +1,283 @@
+"""Parsing: `.cost` text → Lark parse tree → `ast.Module`.
+
+The grammar is `grammar/costlang.lark` (LALR, contextual lexer, strict). A `Transformer` whose
+method names are the grammar's rule names builds the AST; numbers become exact sympy Rationals
+from their digits (`1e12` is an Integer, `0.5` is 1/2). Syntax errors become `CostSyntaxError`s
+that say, in words, what was found and what was expected.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from .. import _resources
+from ..errors import CostlangError, CostSyntaxError, Source, Span
+from ..units import parse_unit
+from . import ast
+
+__all__ = ["parse", "parser"]
+
+MAX_NUMBER_DIGITS = 400
+MAX_NUMBER_EXPONENT = 400
+
+
+@lru_cache(maxsize=1)
+def parser() -> Lark:
+    """The Lark parser, built once per process."""
+    return Lark(_resources.grammar_file().read_text(encoding="utf-8"), parser="lalr",
+                lexer="contextual", strict=True, propagate_positions=True,
+                maybe_placeholders=True)
+
+
+def parse(text: str, name: str = "<string>") -> ast.Module:
+    """Parse the text of one `.cost` file into an AST.
+
+    >>> m = parse("dim N = 1e8\\ninput A: fp16[N]")
+    >>> m.statements[0].value.value
+    100000000
+    """
+    source = Source(name, text)
+    try:
+        tree = parser().parse(text)
+    except UnexpectedInput as e:
+        raise _syntax_error(e, source) from None
+    try:
+        return ast.Module(name, tuple(_ToAst(source).transform(tree).children))
+    except VisitError as e:
+        if isinstance(e.orig_exc, CostlangError):
+            raise e.orig_exc from None
+        raise
+
+
+# --- syntax errors in words -------------------------------------------------------------------
+
+_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "UNIT": "a unit", "STRING": "a quoted string",
+    "_NL": "end of line", "$END": "end of file", "SEMICOLON": "';'", "LPAR": "'('", "RPAR": "')'",
+    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','", "COLON": "':'",
+    "EQUAL": "'='", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "_POW": "'^'",
+    "__ANON_0": "'->'",
+}
+
+
+def _word(terminal: str) -> str:
+    if terminal in _WORDS:
+        return _WORDS[terminal]
+    pattern = parser().get_terminal(terminal).pattern if terminal in _terminal_names() else None
+    if pattern is not None and pattern.type == "str":
+        return f"'{pattern.value}'"
+    return terminal.lower()
+
+
+@lru_cache(maxsize=1)
+def _terminal_names() -> frozenset:
+    return frozenset(t.name for t in parser().terminals)
+
+
+def _expected(terminals) -> str:
+    words = sorted({_word(t) for t in terminals})
+    if len(words) > 8:
+        words = words[:8] + ["..."]
+    return ", ".join(words)
+
+
+def _syntax_error(e: UnexpectedInput, source: Source) -> CostSyntaxError:
+    line, column = max(e.line, 1), max(e.column, 1)
+    if isinstance(e, UnexpectedToken) and e.token.type == "$END":
+        lines = source.text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+        span = Span(source, line, column, line, column + 1)
+        return CostSyntaxError("the file ends in the middle of a statement", span,
+                               f"expected {_expected(e.expected)}")
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        found = "end of line" if tok.type == "_NL" else f"'{tok}'"
+        end = column + max(1, len(str(tok))) if tok.type != "_NL" else column + 1
+        span = Span(source, line, column, line, end)
+        return CostSyntaxError(f"unexpected {found}", span, f"expected {_expected(e.expected)}")
+    if isinstance(e, UnexpectedCharacters):
+        span = Span(source, line, column, line, column + 1)
+        char = source.line(line)[column - 1: column] or "?"
+        hint = f"expected {_expected(e.allowed)}" if e.allowed else None
+        return CostSyntaxError(f"unexpected character {char!r}", span, hint)
+    if isinstance(e, UnexpectedEOF):
+        return CostSyntaxError("the file ends in the middle of a statement",
+                               Span(source, line, column, line, column + 1))
+    return CostSyntaxError(str(e), Span(source, line, column, line, column + 1))
+
+
+# --- tree → AST -------------------------------------------------------------------------------
+
+def _number(tok: Token, source: Source) -> sympy.Rational:
+    text = tok.replace("_", "")
+    mantissa, _, exponent = text.lower().partition("e")
+    if len(mantissa) > MAX_NUMBER_DIGITS or (exponent and abs(int(exponent)) > MAX_NUMBER_EXPONENT):
+        raise CostSyntaxError(f"the number {str(tok)[:40]!r} is too large to work with exactly",
+                              _tok_span(tok, source),
+                              f"numbers have at most {MAX_NUMBER_DIGITS} digits and "
+                              f"exponents of at most {MAX_NUMBER_EXPONENT}")
+    f = Fraction(text)
+    return sympy.Rational(f.numerator, f.denominator)
+
+
+def _tok_span(tok: Token, source: Source) -> Span:
+    return Span(source, tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def _options(children) -> tuple:
+    return tuple(c for c in children if isinstance(c, ast.Option))
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Method names are the grammar's rule names (and aliases)."""
+
+    def __init__(self, source: Source):
+        super().__init__()
+        self.source = source
+
+    def _span(self, meta) -> Span:
+        return Span(self.source, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tspan(self, tok: Token) -> Span:
+        return _tok_span(tok, self.source)
+
+    # expressions
+    def number(self, meta, c):
+        return ast.Num(_number(c[0], self.source), str(c[0]), self._span(meta))
+
+    def unit_literal(self, meta, c):
+        scale, unit = parse_unit(str(c[1]))
+        return ast.Quantity(_number(c[0], self.source) * scale, unit, f"{c[0]} {c[1]}", self._span(meta))
+
+    def name(self, meta, c):
+        return ast.Name(str(c[0]), self._span(meta))
+
+    def func(self, meta, c):
+        args = tuple(a for a in c[1:] if a is not None)
+        return ast.Call(str(c[0]), args, self._span(meta), self._tspan(c[0]))
+
+    def _binop(op):  # noqa: N805 - a factory used in the class body
+        def build(self, meta, c):
+            return ast.BinOp(op, c[0], c[1], self._span(meta))
+        return build
+
+    add, sub, mul, div, pow = _binop("+"), _binop("-"), _binop("*"), _binop("/"), _binop("^")
+
+    def neg(self, meta, c):
+        return ast.Neg(c[0], self._span(meta))
+
+    # statements
+    def import_stmt(self, meta, c):
+        tok = c[0]
+        is_path = tok.type == "STRING"
+        return ast.Import(str(tok)[1:-1] if is_path else str(tok), is_path, self._span(meta))
+
+    def binding(self, meta, c):
+        return (str(c[0]), c[1], self._span(meta))
+
+    def _bindings(kind):  # noqa: N805
+        def build(self, meta, c):
+            return [ast.Binding(kind, n, v, s) for n, v, s in c]
+        return build
+
+    dim_stmt, param_stmt = _bindings("dim"), _bindings("param")
+
+    def dtype_stmt(self, meta, c):
+        return ast.DtypeDef(str(c[0]), c[1], self._span(meta))
+
+    def role(self, meta, c):
+        return str(c[0])
+
+    def tensor_type(self, meta, c):
+        dims = tuple(d for d in c[1:] if d is not None)
+        return ast.TensorType(str(c[0]), dims, self._span(meta), self._tspan(c[0]))
+
+    def tensor_stmt(self, meta, c):
+        return ast.TensorDecl(c[0], str(c[1]), c[2], self._span(meta))
+
+    def keyword_arg(self, meta, c):
+        return ast.Option(str(c[0]), c[1], self._span(meta))
+
+    def call(self, meta, c):
+        op, *rest = c
+        as_dtype, result_type, body = rest[-3:]
+        args = [a for a in rest[:-3] if a is not None]
+        return ast.OpCall(str(op), tuple(a for a in args if not isinstance(a, ast.Option)),
+                          _options(args),
+                          ast.Name(str(as_dtype), self._tspan(as_dtype)) if as_dtype else None,
+                          result_type, body or (), self._span(meta), self._tspan(op))
+
+    def assign_stmt(self, meta, c):
+        return ast.Assign(str(c[0]), c[1], False, self._span(meta), self._tspan(c[0]))
+
+    def output_assign(self, meta, c):
+        return ast.Assign(str(c[0]), c[1], True, self._span(meta), self._tspan(c[0]))
+
+    def output_stmt(self, meta, c):
+        return ast.OutputMark(tuple(ast.Name(str(t), self._tspan(t)) for t in c), self._span(meta))
+
+    def option(self, meta, c):
+        return ast.Option(str(c[0]), c[1], self._span(meta))
+
+    def block(self, meta, c):
+        return _options(c)
+
+    def op_def(self, meta, c):
+        params = tuple(str(t) for t in c[1:] if isinstance(t, Token) and t.type == "NAME")
+        # The kind is the last bare NAME token; params come before it.
+        name_tokens = [t for t in c[1:] if isinstance(t, Token)]
+        kind = name_tokens[-1]
+        return ast.OpDef(str(c[0]), params[:-1], ast.Name(str(kind), self._tspan(kind)),
+                         _options(c), self._span(meta))
+
+    def peak_item(self, meta, c):
+        return ast.PeakDef(ast.Name(str(c[0]), self._tspan(c[0])), c[1], self._span(meta))
+
+    def memory_item(self, meta, c):
+        return ast.MemoryDef(str(c[0]), c[1], self._span(meta))
+
+    def hardware_def(self, meta, c):
+        name, base, *items = c
+        return ast.HardwareDef(
+            str(name), ast.Name(str(base), self._tspan(base)) if base else None,
+            tuple(i for i in items if isinstance(i, ast.PeakDef)),
+            tuple(i for i in items if isinstance(i, ast.MemoryDef)),
+            _options(items), self._span(meta))
+
+    def use_stmt(self, meta, c):
+        return ast.Use(ast.Name(str(c[-1]), self._tspan(c[-1])), self._span(meta))
+
+    def let_stmt(self, meta, c):
+        return ast.Let(str(c[0]), c[1], self._span(meta))
+
+    def query_stmt(self, meta, c):
+        label, value = c
+        if label is None:
+            s = value.span
+            label = self.source.text.splitlines()[s.line - 1][s.column - 1: s.end_column - 1] \
+                if s.line == s.end_line else "query"
+        elif label.type == "STRING":
+            label = str(label)[1:-1]
+        return ast.Query(str(label), value, self._span(meta))
+
+    def measure_stmt(self, meta, c):
+        return ast.Measure(ast.Name(str(c[0]), self._tspan(c[0])), c[1], self._span(meta))
+
+    def fusion_stmt(self, meta, c):
+        return ast.FusionMode(ast.Name(str(c[0]), self._tspan(c[0])), self._span(meta))
+
+    def start(self, meta, c):
+        flat = []
+        for item in c:
+            flat.extend(item if isinstance(item, list) else [item])
+        return _Statements(flat)
+
+
+class _Statements:
+    def __init__(self, children):
+        self.children = children

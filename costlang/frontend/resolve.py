@@ -1,0 +1,328 @@
+"""Name resolution: AST modules (the prelude, imports, the main file) → one `Program`.
+
+Input: the main file's `ast.Module`. Output: `ir.Program` with every name bound, every shape
+inferred and checked, every unit checked. Semantic errors are collected and raised together,
+in source order, as an `ErrorGroup`. Imports resolve relative to the importing file, or to the
+stdlib for bare names; cycles are reported with the chain.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import sympy
+
+from .. import _resources
+from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
+                      ShapeError, Span, UnitError, did_you_mean)
+from ..ir.expr import MATH_FUNCTIONS, evaluate, unit_words
+from ..ir.kinds import KINDS, RULES, CallContext, check_arity
+from ..ir.program import (FUSION_MODES, Dtype, Hardware, Measurement, Memory, OpNode, OpSpec,
+                          Program, SymbolDef, Tensor, Value)
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from . import ast
+from .loader import read_module
+
+__all__ = ["resolve", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
+
+#: functions usable anywhere: their value is known before any cost is computed
+STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
+#: functions over analysis results, usable in `let` and `query` (implemented in analysis.queries)
+RESULT_FUNCTIONS = (
+    "flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
+    "t_compute", "t_memory", "t_launch", "t_kernel", "attainable", "fraction_of_peak", "bound",
+    "launches", "footprint", "capacity", "bandwidth", "peak", "launch_overhead",
+    "measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
+    "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops",
+)
+
+
+def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = True) -> Program:
+    """Resolve a parsed main file (and everything it imports) into a `Program`."""
+    r = _Resolver(module.source_name)
+    if prelude:
+        r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
+    r.run_module(module, path)
+    if r.errors:
+        raise ErrorGroup(r.errors)
+    return r.program
+
+
+class _Resolver:
+    def __init__(self, name: str):
+        self.program = Program(name)
+        self.errors: list[CostlangError] = []
+        self.origin: dict[tuple[str, str], tuple[str, Span]] = {}  # (namespace, name) → (module, span)
+        self.loaded: set[Path] = set()
+        self.stack: list[Path] = []
+        self.module_name = ""
+        self.poisoned: set[str] = set()
+        self.static = _StaticScope(self)
+
+    # --- modules and imports ---------------------------------------------------------------
+    def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
+        outer = self.module_name
+        self.module_name = str(path) if path else module.source_name
+        for stmt in module.statements:
+            try:
+                getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
+            except ErrorGroup as g:
+                self.errors.extend(e for e in g.errors if not isinstance(e, _Silenced))
+            except CostlangError as e:
+                if not isinstance(e, _Silenced):
+                    self.errors.append(e)
+                self._poison(stmt)
+        self.module_name = outer
+
+    def import_path(self, target: Path, span: Optional[Span]) -> None:
+        target = target.resolve()
+        if target in self.stack:
+            chain = " → ".join(p.name for p in self.stack[self.stack.index(target):] + [target])
+            raise CostImportError(f"import cycle: {chain}", span)
+        if target in self.loaded:
+            return
+        self.loaded.add(target)
+        self.stack.append(target)
+        try:
+            self.run_module(read_module(target, span), target)
+        finally:
+            self.stack.pop()
+
+    def stmt_Import(self, s: ast.Import, path: Optional[Path]) -> None:
+        if s.is_path:
+            base = path.parent if path else Path.cwd()
+            target = base / s.target
+        else:
+            target = _resources.stdlib_dir() / f"{s.target}.cost"
+        if not target.is_file():
+            where = "the stdlib" if not s.is_path else f"{target.parent}"
+            known = [p.stem for p in _resources.stdlib_dir().glob("*.cost")] if not s.is_path else []
+            raise CostImportError(f"cannot import {s.target!r}: no such file in {where}", s.span,
+                                  did_you_mean(s.target, known))
+        self.import_path(target, s.span)
+
+    # --- definitions ----------------------------------------------------------------------
+    def define(self, namespace: str, name: str, span: Span, overridable: bool = False) -> None:
+        key = (namespace, name)
+        if key in self.origin:
+            module, first = self.origin[key]
+            if not (overridable and module != self.module_name):
+                raise SemanticError(f"'{name}' is already defined (at line {first.line}"
+                                    f"{'' if first.file == span.file else ' of ' + first.file})",
+                                    span, "every name is assigned once; pick a new name")
+        self.origin[key] = (self.module_name, span)
+
+    def stmt_Binding(self, s: ast.Binding, path) -> None:
+        self.define("value", s.name, s.span)
+        assumptions = {"integer": True} if s.kind == "dim" else {}
+        symbol = sympy.Symbol(s.name, positive=True, **assumptions)
+        value = None
+        if s.value is not None:
+            v = self.expect(s.value, DIMENSIONLESS, f"the value of {s.kind} '{s.name}'")
+            value = v.expr
+            bound = value.xreplace(self.program.bindings)
+            if bound.is_number and not bound.is_positive:
+                raise SemanticError(f"{s.kind} '{s.name}' must be positive, not {bound}", s.value.span)
+            if s.kind == "dim" and bound.is_number and not bound.is_integer:
+                raise SemanticError(f"dim '{s.name}' counts elements and must be a whole number, "
+                                    f"not {bound}", s.value.span, "use `param` for a real-valued parameter")
+        self.program.symbols[s.name] = SymbolDef(s.name, symbol, s.kind, value, s.span)
+
+    def stmt_DtypeDef(self, s: ast.DtypeDef, path) -> None:
+        self.define("dtype", s.name, s.span, overridable=True)
+        size = self.expect(s.size, BYTE, f"the size of dtype '{s.name}'", plain_ok=True).expr
+        if size.is_number and not size.is_positive:
+            raise SemanticError(f"dtype '{s.name}' must have a positive size, not {size}", s.size.span)
+        self.program.dtypes[s.name] = Dtype(s.name, size, s.span)
+
+    def stmt_OpDef(self, s: ast.OpDef, path) -> None:
+        self.define("op", s.name, s.span, overridable=True)
+        if s.kind.id not in KINDS:
+            raise SemanticError(f"unknown op kind '{s.kind.id}'", s.kind.span,
+                                did_you_mean(s.kind.id, KINDS) or f"kinds are: {', '.join(KINDS)}")
+        flops = sympy.Integer(0)
+        for o in s.options:
+            if o.name != "flops":
+                raise SemanticError(f"unknown op option '{o.name}'", o.span, "ops take `flops = ...`")
+            flops = self.expect(o.value, FLOP, "an op's FLOPs per element", plain_ok=True).expr
+        spec = OpSpec(s.name, s.params, s.kind.id, flops, s.span)
+        check_arity(spec, s.span)
+        self.program.ops[s.name] = spec
+
+    def stmt_TensorDecl(self, s: ast.TensorDecl, path) -> None:
+        self.define("value", s.name, s.span)
+        dtype = self.dtype(s.type.dtype, s.type.dtype_span)
+        shape = self.shape(s.type)
+        self.program.tensors[s.name] = Tensor(s.name, dtype, shape, s.role, s.span, s.name)
+
+    def stmt_Assign(self, s: ast.Assign, path) -> None:
+        self.define("value", s.name, s.name_span)
+        from .calls import resolve_call  # the op-call rules live in their own module
+        node, tensor = resolve_call(self, s)
+        if tensor is not None:
+            self.program.tensors[tensor.name] = tensor
+        self.program.nodes[node.name] = node
+        if s.is_output:
+            self.program.outputs.add(s.name)
+
+    def stmt_OutputMark(self, s: ast.OutputMark, path) -> None:
+        for n in s.names:
+            if n.id not in self.program.tensors:
+                raise self.unknown(n, "tensor", self.program.tensors)
+            if self.program.tensors[n.id].role in ("input", "weight"):
+                raise SemanticError(f"'{n.id}' is an {self.program.tensors[n.id].role}; only computed "
+                                    "tensors can be outputs", n.span)
+            self.program.outputs.add(n.id)
+
+    def stmt_HardwareDef(self, s: ast.HardwareDef, path) -> None:
+        from .hardware import resolve_hardware
+        self.define("hardware", s.name, s.span, overridable=True)
+        self.program.hardware[s.name] = resolve_hardware(self, s)
+
+    def stmt_Use(self, s: ast.Use, path) -> None:
+        if s.hardware.id not in self.program.hardware:
+            raise self.unknown(s.hardware, "hardware", self.program.hardware)
+        if self.program.hardware_span and self.program.hardware_span.file == s.span.file:
+            raise SemanticError("hardware is already selected in this file (at line "
+                                f"{self.program.hardware_span.line})", s.span)
+        self.program.selected_hardware = s.hardware.id
+        self.program.hardware_span = s.span
+
+    def stmt_Let(self, s: ast.Let, path) -> None:
+        self.define("value", s.name, s.span)
+        _check_names(self, s.value)
+        self.program.lets[s.name] = s
+
+    def stmt_Query(self, s: ast.Query, path) -> None:
+        _check_names(self, s.value)
+        if any(q.name == s.name for q in self.program.queries):
+            raise SemanticError(f"a query named {s.name!r} already exists", s.span)
+        self.program.queries.append(s)
+
+    def stmt_Measure(self, s: ast.Measure, path) -> None:
+        if s.target.id not in self.program.nodes:
+            raise self.unknown(s.target, "kernel", self.program.nodes)
+        opts = self.options(s.options, {"time": SECOND, "traffic": BYTE}, "measure")
+        if "time" not in opts:
+            raise SemanticError("a measurement needs `time = ...`", s.span)
+        if not opts["time"].is_positive and opts["time"].is_number:
+            raise SemanticError("a measured time must be positive", s.span)
+        self.program.measurements[s.target.id] = Measurement(s.target.id, opts["time"],
+                                                              opts.get("traffic"), s.span)
+
+    def stmt_FusionMode(self, s: ast.FusionMode, path) -> None:
+        if s.mode.id not in FUSION_MODES:
+            raise SemanticError(f"unknown fusion mode '{s.mode.id}'", s.mode.span,
+                                f"modes are: {', '.join(FUSION_MODES)}")
+        self.program.fusion = s.mode.id
+
+    # --- helpers used by the statement handlers and by calls/hardware ----------------------
+    def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:
+        """Evaluate a static expression and check its unit (a plain number may stand for it)."""
+        v = evaluate(expr, self.static)
+        if v.unit != unit and not (plain_ok and v.unit == DIMENSIONLESS):
+            raise UnitError(f"{what} must be {unit_words(unit)}, not {unit_words(v.unit)}", expr.span)
+        return Value(v.expr, unit)
+
+    def options(self, options, allowed: dict[str, Unit], where: str) -> dict[str, sympy.Expr]:
+        out = {}
+        for o in options:
+            if o.name not in allowed:
+                raise SemanticError(f"unknown {where} option '{o.name}'", o.span,
+                                    did_you_mean(o.name, allowed) or f"{where} takes: {', '.join(allowed)}")
+            if o.name in out:
+                raise SemanticError(f"'{o.name}' is given twice", o.span)
+            plain_ok = allowed[o.name] in (FLOP, BYTE)
+            out[o.name] = self.expect(o.value, allowed[o.name], f"'{o.name}'", plain_ok=plain_ok).expr
+        return out
+
+    def dtype(self, name: str, span: Span) -> Dtype:
+        if name not in self.program.dtypes:
+            raise CostNameError(f"unknown dtype '{name}'", span,
+                                did_you_mean(name, self.program.dtypes) or "declare it with `dtype NAME = SIZE B`")
+        return self.program.dtypes[name]
+
+    def shape(self, t: ast.TensorType) -> tuple:
+        dims = []
+        for d in t.dims:
+            e = self.expect(d, DIMENSIONLESS, "a dimension").expr
+            bound = e.xreplace(self.program.bindings)
+            if bound.is_number and not (bound.is_integer and bound.is_positive):
+                raise ShapeError(f"a dimension must be a positive whole number, not {bound}", d.span)
+            dims.append(e)
+        return tuple(dims)
+
+    def unknown(self, name: ast.Name, what: str, known) -> CostlangError:
+        if name.id in self.poisoned:
+            return _Silenced(name.span)
+        return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))
+
+    def _poison(self, stmt) -> None:
+        for attr in ("name",):
+            if isinstance(getattr(stmt, attr, None), str):
+                self.poisoned.add(getattr(stmt, attr))
+
+
+class _Silenced(CostlangError):
+    """A follow-on error about a name whose definition already failed: not reported."""
+
+
+def _check_names(r: _Resolver, expr: ast.Expr) -> None:
+    """Reject unknown names and functions in a let or query before any analysis runs."""
+    if isinstance(expr, ast.Name):
+        if expr.id not in r.program.symbols and expr.id not in r.program.lets:
+            raise r.unknown(expr, "name", list(r.program.symbols) + list(r.program.lets))
+    elif isinstance(expr, ast.Call):
+        known = tuple(MATH_FUNCTIONS) + STATIC_FUNCTIONS + RESULT_FUNCTIONS
+        if expr.func not in known:
+            raise CostNameError(f"unknown function '{expr.func}'", expr.func_span,
+                                did_you_mean(expr.func, known))
+        if expr.func in MATH_FUNCTIONS:
+            for a in expr.args:
+                _check_names(r, a)
+        elif len(expr.args) > 2:
+            raise SemanticError(f"{expr.func}() takes at most two arguments", expr.span)
+    elif isinstance(expr, ast.BinOp):
+        _check_names(r, expr.left)
+        _check_names(r, expr.right)
+    elif isinstance(expr, ast.Neg):
+        _check_names(r, expr.operand)
+
+
+class _StaticScope:
+    """Names and functions whose values are known while resolving: symbols, lets, sizes."""
+
+    def __init__(self, r: _Resolver):
+        self.r = r
+
+    def name(self, node: ast.Name) -> Value:
+        p = self.r.program
+        if node.id in p.symbols:
+            return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
+        if node.id in p.lets:
+            return evaluate(p.lets[node.id].value, self)
+        if node.id in p.tensors:
+            raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
+                                f"use numel({node.id}) or nbytes({node.id})")
+        raise self.r.unknown(node, "name", self.known_names())
+
+    def known_names(self) -> list[str]:
+        return list(self.r.program.symbols) + list(self.r.program.lets)
+
+    def call(self, node: ast.Call) -> Value:
+        p = self.r.program
+        if node.func in RESULT_FUNCTIONS:
+            raise SemanticError(f"{node.func}() depends on the analysis and can only be used in a "
+                                "`let` or `query`", node.span)
+        if node.func not in STATIC_FUNCTIONS:
+            raise CostNameError(f"unknown function '{node.func}'", node.func_span,
+                                did_you_mean(node.func, STATIC_FUNCTIONS + tuple(MATH_FUNCTIONS)))
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+            raise SemanticError(f"{node.func}() takes one name", node.span)
+        arg = node.args[0]
+        if node.func == "sizeof":
+            return Value(self.r.dtype(arg.id, arg.span).size, BYTE)
+        if arg.id not in p.tensors:
+            raise self.r.unknown(arg, "tensor", p.tensors)
+        t = p.tensors[arg.id]
+        return Value(t.numel, DIMENSIONLESS) if node.func == "numel" else Value(t.bytes, BYTE)

@@ -1,0 +1,1 @@
+"""IR: the resolved program (names, shapes, dtypes, hardware) and its operator graph."""

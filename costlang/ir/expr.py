@@ -1,0 +1,200 @@
+"""Expression evaluation: an AST expression → an exact sympy expression with its unit.
+
+Input: `ast.Expr` nodes and a scope that says what names and calls mean. Output: `Value`.
+Expressions are built node by node from the parse tree; no text is ever handed to Python or
+sympy to interpret. Units are checked as the tree is walked (adding bytes to seconds is an error).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Protocol
+
+import sympy
+
+from ..errors import CostlangError, CostNameError, SemanticError, UnitError, did_you_mean
+from ..frontend import ast
+from ..units import DIMENSIONLESS, Unit
+from .program import Value
+
+__all__ = ["Scope", "evaluate", "unit_words", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
+
+MAX_RESULT_BITS = 100_000  # a power whose exact value needs more bits than this is refused
+
+
+class Scope(Protocol):
+    def name(self, node: ast.Name) -> Value: ...
+    def call(self, node: ast.Call) -> Value: ...
+    def known_names(self) -> list[str]: ...
+
+
+def evaluate(node: ast.Expr, scope: Scope) -> Value:
+    """The exact value of an expression.
+
+    >>> from costlang.frontend.parser import parse
+    >>> q = parse("query 1 / (6 B)").statements[0].value
+    >>> v = evaluate(q, _NoNames())
+    >>> v.expr, str(v.unit)
+    (1/6, '1/B')
+    """
+    try:
+        return _EVAL[type(node)](node, scope)
+    except RecursionError:
+        raise SemanticError("the expression is nested too deeply to evaluate", node.span) from None
+
+
+def _num(node: ast.Num, scope) -> Value:
+    return Value(node.value, DIMENSIONLESS)
+
+
+def _quantity(node: ast.Quantity, scope) -> Value:
+    return Value(node.value, node.unit)
+
+
+def _name(node: ast.Name, scope) -> Value:
+    return scope.name(node)
+
+
+def _neg(node: ast.Neg, scope) -> Value:
+    v = evaluate(node.operand, scope)
+    return Value(-v.expr, v.unit)
+
+
+def _binop(node: ast.BinOp, scope) -> Value:
+    left, right = evaluate(node.left, scope), evaluate(node.right, scope)
+    return _BINOPS[node.op](node, left, right)
+
+
+def _add_sub(sign: int):
+    def combine(node, a: Value, b: Value) -> Value:
+        if a.unit != b.unit and not (_is_zero(a.expr) or _is_zero(b.expr)):
+            word = "add" if sign > 0 else "subtract"
+            raise UnitError(f"cannot {word} {_unit_words(b.unit)} {'to' if sign > 0 else 'from'} "
+                            f"{_unit_words(a.unit)}", node.span,
+                            "both sides of + and - must have the same unit")
+        unit = a.unit if not _is_zero(a.expr) else b.unit
+        return Value(a.expr + sign * b.expr, unit)
+    return combine
+
+
+def _mul(node, a: Value, b: Value) -> Value:
+    return Value(a.expr * b.expr, a.unit * b.unit)
+
+
+def _div(node, a: Value, b: Value) -> Value:
+    if _is_zero(b.expr):
+        raise SemanticError("division by zero", node.right.span)
+    return Value(a.expr / b.expr, a.unit / b.unit)
+
+
+def _pow(node, a: Value, b: Value) -> Value:
+    if not b.unit.dimensionless:
+        raise UnitError(f"an exponent must be a plain number, not {_unit_words(b.unit)}", node.right.span)
+    unit = DIMENSIONLESS
+    if not a.unit.dimensionless:
+        if not (b.expr.is_Integer):
+            raise UnitError(f"{_unit_words(a.unit)} can only be raised to a whole-number power",
+                            node.right.span)
+        unit = a.unit ** int(b.expr)
+    _check_size(node, a.expr, b.expr)
+    if _is_zero(a.expr) and b.expr.is_number and b.expr.is_negative:
+        raise SemanticError("division by zero: 0 raised to a negative power", node.span)
+    return Value(a.expr ** b.expr, unit)
+
+
+def _check_size(node, base: sympy.Expr, exponent: sympy.Expr) -> None:
+    """Refuse powers whose exact value would not fit in memory (e.g. 2^(2^100))."""
+    if not (base.is_number and exponent.is_number) or exponent.is_zero:
+        return
+    try:
+        magnitude = abs(float(sympy.log(abs(base), 2))) if base != 0 else 0.0
+        exp = abs(float(exponent))
+    except (TypeError, OverflowError, ValueError):
+        magnitude, exp = math.inf, math.inf
+    if magnitude * exp > MAX_RESULT_BITS or exp > MAX_RESULT_BITS:
+        raise SemanticError("this power is too large to compute exactly", node.span,
+                            f"exact results are limited to about {MAX_RESULT_BITS} bits")
+
+
+_BINOPS: dict[str, Callable] = {"+": _add_sub(1), "-": _add_sub(-1), "*": _mul, "/": _div, "^": _pow}
+
+
+def _call(node: ast.Call, scope) -> Value:
+    if node.func in MATH_FUNCTIONS:
+        args = [evaluate(a, scope) for a in node.args]
+        return MATH_FUNCTIONS[node.func](node, args)
+    return scope.call(node)
+
+
+def _same_units(node, args: list[Value], least: int) -> Unit:
+    if len(args) < least:
+        raise SemanticError(f"{node.func}() takes at least {least} argument{'s' * (least > 1)}",
+                            node.span)
+    for a in args[1:]:
+        if a.unit != args[0].unit:
+            raise UnitError(f"{node.func}() mixes {_unit_words(args[0].unit)} and "
+                            f"{_unit_words(a.unit)}", node.span)
+    return args[0].unit
+
+
+def _extremum(fn):
+    def apply(node, args):
+        unit = _same_units(node, args, 1)
+        return Value(fn(*[a.expr for a in args]), unit)
+    return apply
+
+
+def _unary(fn, need_plain: bool = True):
+    def apply(node, args):
+        if len(args) != 1:
+            raise SemanticError(f"{node.func}() takes exactly one argument", node.span)
+        if need_plain and not args[0].unit.dimensionless:
+            raise UnitError(f"{node.func}() needs a plain number, not {_unit_words(args[0].unit)}",
+                            node.args[0].span)
+        return Value(fn(args[0].expr), args[0].unit)
+    return apply
+
+
+def _log2(x):
+    return sympy.log(x, 2)
+
+
+MATH_FUNCTIONS: dict[str, Callable] = {
+    "min": _extremum(sympy.Min), "max": _extremum(sympy.Max),
+    "ceil": _unary(sympy.ceiling), "floor": _unary(sympy.floor),
+    "sqrt": _unary(sympy.sqrt), "log2": _unary(_log2), "abs": _unary(sympy.Abs, need_plain=False),
+}
+
+_EVAL = {ast.Num: _num, ast.Quantity: _quantity, ast.Name: _name, ast.Neg: _neg,
+         ast.BinOp: _binop, ast.Call: _call}
+
+
+def _is_zero(e: sympy.Expr) -> bool:
+    return e.is_zero is True
+
+
+_UNIT_WORDS = {"B": "bytes", "s": "seconds", "FLOP": "FLOPs", "1": "a plain number",
+               "B/s": "a bandwidth (B/s)", "FLOP/s": "a compute rate (FLOP/s)",
+               "FLOP/B": "an intensity (FLOP/B)"}
+
+
+def _unit_words(unit: Unit) -> str:
+    return _UNIT_WORDS.get(str(unit), f"a quantity in {unit}")
+
+
+def unit_words(unit: Unit) -> str:
+    """How a unit is named in messages: 'bytes', 'seconds', 'a bandwidth (B/s)', ..."""
+    return _unit_words(unit)
+
+
+class _NoNames:
+    def name(self, node):
+        raise CostNameError(f"unknown name '{node.id}'", node.span)
+
+    def call(self, node):
+        raise CostNameError(f"unknown function '{node.func}'", node.func_span,
+                            did_you_mean(node.func, MATH_FUNCTIONS))
+
+    def known_names(self):
+        return []
+
+

@@ -1,0 +1,63 @@
+"""The operator graph: a networkx DiGraph whose nodes are op applications and whose edges are tensors.
+
+Input: a resolved `Program`. Output: `nx.DiGraph` with one node per `OpNode` (attribute `op`)
+and an edge producer → consumer for every tensor passed between them (attribute `tensors`).
+Views are nodes too; byte accounting follows `Tensor.storage` through them.
+"""
+from __future__ import annotations
+
+import networkx as nx
+
+from .program import Program
+
+__all__ = ["operator_graph", "program_outputs", "consumers_of_storage", "storage_of"]
+
+
+def operator_graph(program: Program) -> nx.DiGraph:
+    """The DAG of op applications, in definition order.
+
+    >>> from costlang.api import load_string
+    >>> p = load_string("input x: fp16[8]\\ny = relu(x)\\nz = exp(y)").program
+    >>> G = operator_graph(p)
+    >>> list(G.edges(data="tensors"))
+    [('y', 'z', ('y',))]
+    """
+    G = nx.DiGraph()
+    producer = {n.output: n.name for n in program.nodes.values() if n.output}
+    for node in program.nodes.values():
+        G.add_node(node.name, op=node)
+    for node in program.nodes.values():
+        for t in node.inputs:
+            if t in producer:
+                src = producer[t]
+                names = G.edges[src, node.name]["tensors"] if G.has_edge(src, node.name) else ()
+                G.add_edge(src, node.name, tensors=names + ((t,) if t not in names else ()))
+    return G
+
+
+def storage_of(program: Program, tensor: str) -> str:
+    return program.tensors[tensor].storage
+
+
+def consumers_of_storage(program: Program) -> dict[str, set[str]]:
+    """Storage tensor → the non-view nodes that read it (directly or through views)."""
+    out: dict[str, set[str]] = {}
+    for node in program.nodes.values():
+        if node.kind == "view":
+            continue
+        for t in node.inputs:
+            out.setdefault(storage_of(program, t), set()).add(node.name)
+    return out
+
+
+def program_outputs(program: Program) -> set[str]:
+    """Storages the program must leave in memory: marked outputs, and computed tensors no op reads."""
+    read = consumers_of_storage(program)
+    outs = {storage_of(program, t) for t in program.outputs}
+    for node in program.nodes.values():
+        if node.output and node.kind != "view" and node.output not in read:
+            viewed = any(program.tensors[t].storage == node.output and t in program.outputs
+                         for t in program.tensors)
+            if not viewed:
+                outs.add(node.output)
+    return outs

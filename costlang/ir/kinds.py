@@ -1,0 +1,162 @@
+"""Operator kinds: how an op's output shape, dtype and FLOPs follow from its inputs.
+
+Input: an `OpSpec` (from the stdlib or the file), the input `Tensor`s and the call's options.
+Output: a `KindResult`. One rule per kind in the `RULES` table; the resolver looks the kind up.
+Conventions (stated in the README): elementwise ops broadcast NumPy-style and cost `flops` per
+output element; matmul costs `flops` (2 in the stdlib: one FMA = 2 FLOP) per multiply-accumulate;
+reductions and row-wise ops cost `flops` per input element; views (transpose, reshape) cost
+nothing and move no bytes, their consumers read the viewed tensor's storage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import sympy
+
+from ..errors import SemanticError, ShapeError, Span
+from .program import Dtype, OpSpec, Tensor
+
+__all__ = ["KindResult", "CallContext", "RULES", "KINDS", "same_dim", "shape_text"]
+
+
+@dataclass(frozen=True)
+class CallContext:
+    op: OpSpec
+    inputs: tuple[Tensor, ...]
+    axis: Optional[int]
+    result_shape: Optional[tuple[sympy.Expr, ...]]
+    bindings: dict
+    span: Span
+
+
+@dataclass(frozen=True)
+class KindResult:
+    shape: tuple[sympy.Expr, ...]
+    dtype: Dtype
+    flops: sympy.Expr
+    is_view: bool = False
+
+
+def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict) -> bool:
+    """Whether two dimension expressions are equal once bound symbols take their values."""
+    diff = sympy.expand((a - b).xreplace(bindings))
+    return diff == 0 or sympy.simplify(diff) == 0
+
+
+def shape_text(shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _numel(shape) -> sympy.Expr:
+    return sympy.Mul(*shape) if shape else sympy.Integer(1)
+
+
+def _widest(inputs) -> Dtype:
+    best = inputs[0].dtype
+    for t in inputs[1:]:
+        if (t.dtype.size - best.size).is_positive:
+            best = t.dtype
+    return best
+
+
+def broadcast(ctx: CallContext) -> tuple[sympy.Expr, ...]:
+    """NumPy broadcasting over symbolic shapes: dims align from the right; 1 stretches."""
+    ndim = max(len(t.shape) for t in ctx.inputs)
+    out = []
+    for i in range(1, ndim + 1):
+        dims = [t.shape[-i] for t in ctx.inputs if len(t.shape) >= i]
+        chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings)), dims[0])
+        for d in dims:
+            if not (same_dim(d, chosen, ctx.bindings) or same_dim(d, sympy.Integer(1), ctx.bindings)):
+                shapes = " and ".join(f"{t.name}{shape_text(t.shape)}" for t in ctx.inputs)
+                raise ShapeError(f"{ctx.op.name}: shapes {shapes} do not broadcast", ctx.span,
+                                 f"dimension {d} does not match {chosen} (and neither is 1)")
+        out.append(chosen)
+    return tuple(reversed(out))
+
+
+def _elementwise(ctx: CallContext) -> KindResult:
+    shape = broadcast(ctx)
+    return KindResult(shape, _widest(ctx.inputs), ctx.op.flops * _numel(shape))
+
+
+def _matmul(ctx: CallContext) -> KindResult:
+    a, b = ctx.inputs
+    for t in (a, b):
+        if len(t.shape) < 2:
+            raise ShapeError(f"matmul needs tensors of at least two dimensions; "
+                             f"{t.name} has shape {shape_text(t.shape)}", ctx.span)
+    (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    if not same_dim(k, k2, ctx.bindings):
+        raise ShapeError(f"matmul: inner dimensions differ: {a.name}{shape_text(a.shape)} · "
+                         f"{b.name}{shape_text(b.shape)}", ctx.span,
+                         f"the last dimension of {a.name} ({k}) must equal the first matrix "
+                         f"dimension of {b.name} ({k2})")
+    batch_ctx = CallContext(ctx.op, tuple(_batch_view(t) for t in (a, b)), None, None,
+                            ctx.bindings, ctx.span)
+    batch = broadcast(batch_ctx) if any(len(t.shape) > 2 for t in (a, b)) else ()
+    shape = tuple(batch) + (m, n)
+    return KindResult(shape, a.dtype, ctx.op.flops * _numel(batch) * m * n * k)
+
+
+def _batch_view(t: Tensor) -> Tensor:
+    return Tensor(t.name, t.dtype, t.shape[:-2], t.role, t.span, t.storage)
+
+
+def _axis(ctx: CallContext) -> int:
+    (x,) = ctx.inputs
+    axis = -1 if ctx.axis is None else ctx.axis
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ShapeError(f"{ctx.op.name}: axis {axis} is out of range for "
+                         f"{x.name}{shape_text(x.shape)}", ctx.span)
+    return axis % len(x.shape)
+
+
+def _reduce(ctx: CallContext) -> KindResult:
+    (x,) = ctx.inputs
+    if not x.shape:
+        raise ShapeError(f"{ctx.op.name}: cannot reduce the scalar {x.name}", ctx.span)
+    axis = _axis(ctx)
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    return KindResult(shape, x.dtype, ctx.op.flops * x.numel)
+
+
+def _rowwise(ctx: CallContext) -> KindResult:
+    (x,) = ctx.inputs
+    return KindResult(x.shape, x.dtype, ctx.op.flops * x.numel)
+
+
+def _view(ctx: CallContext) -> KindResult:
+    (x,) = ctx.inputs
+    if ctx.result_shape is not None:
+        shape = ctx.result_shape
+        if not same_dim(_numel(shape), x.numel, ctx.bindings):
+            raise ShapeError(f"{ctx.op.name}: {x.name}{shape_text(x.shape)} has {x.numel} elements, "
+                             f"the result shape {shape_text(shape)} has {_numel(shape)}", ctx.span)
+    elif len(x.shape) >= 2:
+        shape = x.shape[:-2] + (x.shape[-1], x.shape[-2])
+    else:
+        shape = x.shape
+    return KindResult(shape, x.dtype, sympy.Integer(0), is_view=True)
+
+
+RULES: dict[str, Callable[[CallContext], KindResult]] = {
+    "elementwise": _elementwise,
+    "matmul": _matmul,
+    "reduce": _reduce,
+    "rowwise": _rowwise,
+    "view": _view,
+}
+KINDS = tuple(RULES) + ("custom",)
+ARITY = {"matmul": 2, "reduce": 1, "rowwise": 1, "view": 1}
+
+
+def check_arity(op: OpSpec, span: Span) -> None:
+    want = ARITY.get(op.kind)
+    if want is not None and len(op.params) != want:
+        raise SemanticError(f"a {op.kind} op takes {want} operand{'s' * (want > 1)}; "
+                            f"'{op.name}' declares {len(op.params)}", span)
+
+
+__all__ += ["broadcast", "check_arity", "ARITY"]

@@ -1,0 +1,1 @@
+"""Passes over the operator graph: partitions of its ops into kernels (fusion)."""

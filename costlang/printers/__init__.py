@@ -1,0 +1,1 @@
+"""Printers: analysis results → text, JSON (and, later, Markdown, LaTeX, plots). They only format."""

@@ -1,0 +1,80 @@
+"""The JSON report: one object with hardware, kernels, totals, footprint, measurements, queries.
+
+Numbers are JSON numbers when every symbol is bound (integers stay integers; other values are
+floats), otherwise the expression as a string (sympy `str`). Keys are in a fixed order.
+"""
+from __future__ import annotations
+
+import json
+
+import sympy
+
+from ..analysis.verdict import Verdict
+from ..ir.program import Value
+
+__all__ = ["to_json", "to_dict", "number"]
+
+
+def number(e):
+    """A JSON-ready number, or the expression's text when it is not bound."""
+    if isinstance(e, int):
+        return e
+    if e == sympy.oo:
+        return "inf"
+    if e.is_Integer:
+        return int(e)
+    if e.is_number and e.is_real:
+        return float(sympy.N(e, 17))
+    return str(e)
+
+
+def _kernel(a, k) -> dict:
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "name": k.name, "ops": list(k.ops), "op_types": list(k.op_names),
+        "flops": v(k.flops), "bytes_read": v(k.bytes_read), "bytes_written": v(k.bytes_written),
+        "bytes": v(k.bytes), "intensity": v(k.intensity), "critical_intensity": v(k.critical_intensity),
+        "t_compute": v(k.t_compute), "t_memory": v(k.t_memory), "t_kernel": v(k.t_kernel),
+        "attainable": v(k.attainable), "fraction_of_peak": v(k.fraction_of_peak),
+        "bound": str(k.bound), "math_dtype": k.cost.math_dtype,
+        "reads": [{"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)} for t in k.cost.reads],
+        "writes": [{"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)} for t in k.cost.writes],
+    }
+
+
+def _value(a, value):
+    if isinstance(value, Verdict):
+        return str(value)
+    return number(a.value(value.expr))
+
+
+def to_dict(a) -> dict:
+    hw, t, f = a.hardware, a.totals, a.footprint
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "file": a.program.source_name,
+        "hardware": {
+            "name": hw.name, "peaks": {d: v(p) for d, p in hw.peaks},
+            "memory": [{"level": m.name, "bandwidth": v(m.bandwidth) if m.bandwidth is not None else None,
+                        "capacity": v(m.capacity) if m.capacity is not None else None} for m in hw.memories],
+            "launch": v(hw.launch),
+        },
+        "fusion": a.fusion,
+        "free_symbols": [str(s) for s in a.program.free_symbols],
+        "kernels": [_kernel(a, k) for k in a.kernels],
+        "totals": {"flops": v(t.flops), "bytes_read": v(t.bytes_read), "bytes_written": v(t.bytes_written),
+                   "bytes": v(t.bytes), "intensity": v(t.intensity),
+                   "critical_intensity": v(t.critical_intensity), "t_compute": v(t.t_compute),
+                   "t_memory": v(t.t_memory), "t_launch": v(t.t_launch), "t_kernel": v(t.t_kernel),
+                   "launches": t.launches, "bound": str(t.bound)},
+        "footprint": {"bytes": v(f.bytes), "capacity": v(f.capacity) if f.capacity is not None else None,
+                      "tensors": [{"tensor": x.tensor, "role": x.role, "bytes": v(x.bytes)} for x in f.tensors]},
+        "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
+                         for m in a.measurements],
+        "queries": [{"name": q.name, "value": _value(a, q.value),
+                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+    }
+
+
+def to_json(a) -> str:
+    return json.dumps(to_dict(a), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,106 @@
+"""Number formatting shared by the printers: exact values to human-readable text.
+
+Floats appear only here. Bound values print with SI prefixes and 4 significant digits; short
+exact rationals also show their exact form (``1/6 ≈ 0.1667``); symbolic values print as sympy's
+`str` of the expression.
+"""
+from __future__ import annotations
+
+import math
+
+import sympy
+
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+
+__all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig"]
+
+_SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
+_TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns")]
+_PREFIXED = {FLOP: "FLOP", BYTE: "B", FLOP_PER_S: "FLOP/s", BYTE_PER_S: "B/s"}
+
+
+def is_bound(e) -> bool:
+    return isinstance(e, (int, float)) or (isinstance(e, sympy.Basic) and e.is_number)
+
+
+def sig(x: float, digits: int = 4) -> str:
+    """`x` to `digits` significant digits, without exponent noise for everyday magnitudes.
+
+    >>> sig(14.285714), sig(0.1666666), sig(1365.3333), sig(2e-05)
+    ('14.29', '0.1667', '1365', '2e-05')
+    """
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        exp_i = int(exp)
+        if -4 <= exp_i < 15:
+            return f"{x:.{max(0, digits - 1 - exp_i)}f}".rstrip("0").rstrip(".") if exp_i >= 0 else text
+        return f"{mant}e{'+' if exp_i > 0 else '-'}{abs(exp_i):02d}"
+    return text
+
+
+def _float(e) -> float:
+    return float(sympy.N(e, 20)) if isinstance(e, sympy.Basic) else float(e)
+
+
+def human(e, unit: Unit) -> str:
+    """A value with its unit, SI-prefixed when the unit allows it.
+
+    >>> human(sympy.Integer(1200000000), BYTE), human(sympy.Rational(3, 2500), SECOND)
+    ('1.2 GB', '1.2 ms')
+    """
+    if not is_bound(e):
+        return f"{e} {unit}".rstrip() if unit != DIMENSIONLESS else str(e)
+    if e == sympy.oo:
+        return "∞"
+    x = _float(e)
+    if unit in _PREFIXED:
+        return _prefixed(x, _SI, _PREFIXED[unit])
+    if unit == SECOND:
+        return _prefixed(x, _TIME, "")
+    return exact_or_approx(e) + ("" if unit == DIMENSIONLESS else f" {unit}")
+
+
+def _prefixed(x: float, table, base: str) -> str:
+    if x == 0:
+        return f"0 {table[-1][1] if base == '' else base}".replace("0 ns", "0 s")
+    for power, prefix in table:
+        if abs(x) >= 10.0 ** power * (1 - 1e-12):
+            return f"{sig(x / 10.0 ** power)} {prefix}{base}"
+    power, prefix = table[-1]
+    return f"{sig(x / 10.0 ** power)} {prefix}{base}"
+
+
+def exact_or_approx(e) -> str:
+    """Integers and short fractions exactly (with ≈ decimal for fractions), others to 4 digits.
+
+    >>> exact_or_approx(sympy.Rational(1, 6)), exact_or_approx(sympy.Rational(4096, 3))
+    ('1/6 ≈ 0.1667', '4096/3 ≈ 1365')
+    """
+    if not is_bound(e):
+        return str(e)
+    if e == sympy.oo:
+        return "∞"
+    if isinstance(e, sympy.Integer) and abs(e) < 10 ** 15:
+        return str(e)
+    if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer) and e.q <= 10000 and abs(e.p) < 10 ** 7:
+        return f"{e.p}/{e.q} ≈ {sig(_float(e))}"
+    return sig(_float(e))
+
+
+def plain(e) -> str:
+    """A bound value to 4 significant digits, or the expression."""
+    return sig(_float(e)) if is_bound(e) and e != sympy.oo else str(e)
+
+
+def percent(e) -> str:
+    if not is_bound(e):
+        return f"100·({e}) %"
+    x = _float(e) * 100
+    return f"{sig(x, 3)} %"
+
+
+def finite(e) -> bool:
+    return is_bound(e) and e != sympy.oo and math.isfinite(_float(e))

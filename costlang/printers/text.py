@@ -1,0 +1,105 @@
+"""The text report: kernels table, totals, footprint, measurements, queries and conventions.
+
+Input: an `Analysis`. Output: a string (deterministic for the same input).
+"""
+from __future__ import annotations
+
+from ..analysis.verdict import Verdict
+from ..ir.program import Value
+from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from .numbers import exact_or_approx, human, percent
+
+__all__ = ["report", "CONVENTIONS"]
+
+CONVENTIONS = (
+    "FMA = 2 FLOP (GEMM = 2·M·N·K); SI decimal units (1 TB/s = 10^12 B/s, 1 GB = 10^9 B); "
+    "bytes are algorithmic bytes at the {level} level: each kernel reads each input once and writes "
+    "each output once, at its dtype's size; I* = peak FLOP/s of the dtype doing the math / bandwidth; "
+    "T_kernel = launch + max(T_compute, T_memory) is a lower bound on the measured time; peaks are dense."
+)
+
+
+def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def report(a) -> str:
+    hw = a.hardware
+    v = a.value
+    peaks = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.peaks)
+    mem = hw.main_memory
+    cap = f", capacity {human(v(mem.capacity), BYTE)}" if mem.capacity is not None else ""
+    lines = [f"costlang report: {a.program.source_name}",
+             f"hardware: {hw.name} ({mem.name} {human(v(mem.bandwidth), BYTE_PER_S)}{cap}; "
+             f"launch {human(v(hw.launch), SECOND)}; peak {peaks})",
+             f"fusion: {a.fusion}", ""]
+    free = a.program.free_symbols
+    if free:
+        lines += [f"free symbols: {', '.join(str(s) for s in free)} (results below are expressions in them)", ""]
+    rows = [[k.name, "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
+             exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
+             human(v(k.t_compute), SECOND), human(v(k.t_memory), SECOND), human(v(k.t_kernel), SECOND),
+             str(k.bound)] for k in a.kernels]
+    lines.append("kernels")
+    lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
+                                              "T_compute", "T_memory", "T_kernel", "bound"])]
+    lines += ["", "attainable performance"]
+    for k in a.kernels:
+        lines.append(f"  {k.name}: min(peak, BW × I) = {human(v(k.attainable), FLOP_PER_S)} "
+                     f"({percent(v(k.fraction_of_peak))} of peak)")
+    t = a.totals
+    lines += ["", "totals",
+              f"  FLOPs {human(v(t.flops), FLOP)}; bytes {human(v(t.bytes), BYTE)} "
+              f"(read {human(v(t.bytes_read), BYTE)}, written {human(v(t.bytes_written), BYTE)})",
+              f"  I = {exact_or_approx(v(t.intensity))} FLOP/B; I* = {exact_or_approx(v(t.critical_intensity))} FLOP/B",
+              f"  T_compute {human(v(t.t_compute), SECOND)}; T_memory {human(v(t.t_memory), SECOND)}; "
+              f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
+              f"{t.bound}"]
+    lines += _footprint(a) + _measurements(a) + _queries(a)
+    lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name)]
+    return "\n".join(lines) + "\n"
+
+
+def _footprint(a) -> list[str]:
+    f, v = a.footprint, a.value
+    line = f"  {human(v(f.bytes), BYTE)} resident (inputs, weights, tensors written to memory)"
+    if f.capacity is not None:
+        room = v(f.capacity - f.bytes)
+        fits = room.is_nonnegative
+        verdict = ("fits" if fits else "does not fit") if fits is not None else f"fits while {room} ≥ 0"
+        line += f" vs capacity {human(v(f.capacity), BYTE)}: {verdict}"
+        if fits is not None:
+            line += f" ({'headroom' if fits else 'short by'} {human(abs(room), BYTE)})"
+    return ["", "footprint", line]
+
+
+def _measurements(a) -> list[str]:
+    if not a.measurements:
+        return []
+    out = ["", "measurements"]
+    for m in a.measurements:
+        parts = [f"{name.replace('_', ' ')} {_value(a, val)}" for name, val in m.figures]
+        out.append(f"  {m.kernel}: " + "; ".join(parts))
+    return out
+
+
+def _queries(a) -> list[str]:
+    if not a.queries:
+        return []
+    out = ["", "queries"]
+    for q in a.queries:
+        out.append(f"  {q.name} = {_value(a, q.value)}")
+    return out
+
+
+def _value(a, value) -> str:
+    if isinstance(value, Verdict):
+        return str(value)
+    if isinstance(value, Value):
+        e = a.value(value.expr)
+        if value.unit.dimensionless and not (hasattr(e, "is_Integer") and e.is_Integer):
+            return exact_or_approx(e)
+        return human(e, value.unit)
+    return str(value)

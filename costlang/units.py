@@ -1,0 +1,83 @@
+"""Units: the three base dimensions of the cost model (FLOP, byte, second) and unit literals.
+
+Input: the text of a unit literal such as ``TB/s`` or ``GiB``. Output: an exact scale (a sympy
+Rational) and a `Unit`, the exponent vector over FLOP, B and s. Decimal prefixes are powers of ten
+(1 TB/s = 10**12 B/s); binary prefixes (KiB, MiB, GiB, TiB) are powers of two, only when written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+__all__ = ["Unit", "DIMENSIONLESS", "FLOP", "BYTE", "SECOND", "FLOP_PER_S", "BYTE_PER_S",
+           "INTENSITY", "parse_unit"]
+
+_DECIMAL = {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_TIME = {"s": 0, "ms": -3, "us": -6, "µs": -6, "ns": -9}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A product FLOP**flop · B**byte · s**second with integer exponents."""
+    flop: int = 0
+    byte: int = 0
+    second: int = 0
+
+    def __mul__(self, other: "Unit") -> "Unit":
+        return Unit(self.flop + other.flop, self.byte + other.byte, self.second + other.second)
+
+    def __truediv__(self, other: "Unit") -> "Unit":
+        return Unit(self.flop - other.flop, self.byte - other.byte, self.second - other.second)
+
+    def __pow__(self, n: int) -> "Unit":
+        return Unit(self.flop * n, self.byte * n, self.second * n)
+
+    @property
+    def dimensionless(self) -> bool:
+        return self == DIMENSIONLESS
+
+    def __str__(self) -> str:
+        up = [_power(n, e) for n, e in (("FLOP", self.flop), ("B", self.byte), ("s", self.second)) if e > 0]
+        down = [_power(n, -e) for n, e in (("FLOP", self.flop), ("B", self.byte), ("s", self.second)) if e < 0]
+        if not up and not down:
+            return "1"
+        top = "·".join(up) or "1"
+        return top if not down else f"{top}/{'·'.join(down)}"
+
+
+def _power(name: str, e: int) -> str:
+    return name if e == 1 else f"{name}^{e}"
+
+
+DIMENSIONLESS = Unit()
+FLOP = Unit(flop=1)
+BYTE = Unit(byte=1)
+SECOND = Unit(second=1)
+FLOP_PER_S = FLOP / SECOND
+BYTE_PER_S = BYTE / SECOND
+INTENSITY = FLOP / BYTE
+
+
+def parse_unit(text: str) -> tuple[sympy.Rational, Unit]:
+    """Scale and unit of a unit literal the grammar accepted.
+
+    >>> parse_unit("TB/s")
+    (1000000000000, Unit(flop=0, byte=1, second=-1))
+    >>> parse_unit("GiB")[0] == 2**30
+    True
+    >>> parse_unit("us")[0]
+    1/1000000
+    """
+    if text in _TIME:
+        return sympy.Rational(10) ** _TIME[text], SECOND
+    per_second = text.endswith("/s")
+    body = text[:-2] if per_second else text
+    base, unit = ("FLOP", FLOP) if body.endswith("FLOP") else ("B", BYTE)
+    prefix = body[: -len(base)]
+    if prefix in _BINARY:
+        scale = sympy.Integer(2) ** _BINARY[prefix]
+    else:
+        scale = sympy.Integer(10) ** _DECIMAL[prefix]
+    return scale, (unit / SECOND if per_second else unit)
