@@ -17,6 +17,7 @@ from ..frontend import ast
 from ..ir.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from ..frontend.resolve import STATIC_FUNCTIONS, static_call
 from .verdict import Verdict
 
 __all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evaluate_in"]
@@ -113,6 +114,8 @@ class _QueryScope:
             return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
         if f in _MEASURED:
             return self._measured(node)
+        if f in STATIC_FUNCTIONS:
+            return static_call(_ProgramNames(self.a.program), node)
         if f == "bound":
             raise SemanticError("bound() gives a verdict, not a number; query it on its own",
                                 node.span, "write `query bound(C)`")
@@ -192,3 +195,18 @@ class _QueryScope:
                                     f"'{m.node}'", node.span)
         raise SemanticError(f"kernel '{target.name}' has no `measure` block", node.span,
                             f"add `measure {node.args[0].id} {{ time = ... }}`")
+
+
+class _ProgramNames:
+    """What `static_call` needs of a resolver, over a finished program."""
+
+    def __init__(self, program):
+        self.program = program
+
+    def dtype(self, name, span):
+        if name not in self.program.dtypes:
+            raise CostNameError(f"unknown dtype '{name}'", span, did_you_mean(name, self.program.dtypes))
+        return self.program.dtypes[name]
+
+    def unknown(self, name, what, known):
+        return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))

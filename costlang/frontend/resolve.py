@@ -23,7 +23,7 @@ from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, U
 from . import ast
 from .loader import read_module
 
-__all__ = ["resolve", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
+__all__ = ["resolve", "static_call", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
 
 #: functions usable anywhere: their value is known before any cost is computed
 STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
@@ -42,7 +42,8 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     r = _Resolver(module.source_name)
     if prelude:
         r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
-    r.run_module(module, path)
+    if path is None or path.resolve() not in r.loaded:  # a stdlib file is already loaded by the prelude
+        r.run_module(module, path)
     if r.errors:
         raise ErrorGroup(r.errors)
     return r.program
@@ -310,19 +311,24 @@ class _StaticScope:
         return list(self.r.program.symbols) + list(self.r.program.lets)
 
     def call(self, node: ast.Call) -> Value:
-        p = self.r.program
         if node.func in RESULT_FUNCTIONS:
             raise SemanticError(f"{node.func}() depends on the analysis and can only be used in a "
                                 "`let` or `query`", node.span)
         if node.func not in STATIC_FUNCTIONS:
             raise CostNameError(f"unknown function '{node.func}'", node.func_span,
                                 did_you_mean(node.func, STATIC_FUNCTIONS + tuple(MATH_FUNCTIONS)))
-        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
-            raise SemanticError(f"{node.func}() takes one name", node.span)
-        arg = node.args[0]
-        if node.func == "sizeof":
-            return Value(self.r.dtype(arg.id, arg.span).size, BYTE)
-        if arg.id not in p.tensors:
-            raise self.r.unknown(arg, "tensor", p.tensors)
-        t = p.tensors[arg.id]
-        return Value(t.numel, DIMENSIONLESS) if node.func == "numel" else Value(t.bytes, BYTE)
+        return static_call(self.r, node)
+
+
+def static_call(r: "_Resolver", node: ast.Call) -> Value:
+    """sizeof(dtype), numel(tensor), nbytes(tensor): known before any cost is computed."""
+    p = r.program
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+        raise SemanticError(f"{node.func}() takes one name", node.span)
+    arg = node.args[0]
+    if node.func == "sizeof":
+        return Value(r.dtype(arg.id, arg.span).size, BYTE)
+    if arg.id not in p.tensors:
+        raise r.unknown(arg, "tensor", p.tensors)
+    t = p.tensors[arg.id]
+    return Value(t.numel, DIMENSIONLESS) if node.func == "numel" else Value(t.bytes, BYTE)

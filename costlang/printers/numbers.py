@@ -15,7 +15,7 @@ from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, U
 __all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig"]
 
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
-_TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns")]
+_TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
 _PREFIXED = {FLOP: "FLOP", BYTE: "B", FLOP_PER_S: "FLOP/s", BYTE_PER_S: "B/s"}
 
 
@@ -65,7 +65,7 @@ def human(e, unit: Unit) -> str:
 
 def _prefixed(x: float, table, base: str) -> str:
     if x == 0:
-        return f"0 {table[-1][1] if base == '' else base}".replace("0 ns", "0 s")
+        return f"0 {table[-1][1] if base == '' else base}".replace("0 ps", "0 s")
     for power, prefix in table:
         if abs(x) >= 10.0 ** power * (1 - 1e-12):
             return f"{sig(x / 10.0 ** power)} {prefix}{base}"

@@ -80,7 +80,9 @@ def _measurements(a) -> list[str]:
         return []
     out = ["", "measurements"]
     for m in a.measurements:
-        parts = [f"{name.replace('_', ' ')} {_value(a, val)}" for name, val in m.figures]
+        parts = [f"{name.replace('_', ' ')} "
+                 + (percent(a.value(val.expr)) if name.startswith("fraction") else _value(a, val))
+                 for name, val in m.figures]
         out.append(f"  {m.kernel}: " + "; ".join(parts))
     return out
 

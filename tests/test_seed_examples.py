@@ -1,0 +1,112 @@
+"""Every worked example of the two seeds comes out of costlang exactly (values checked by hand).
+
+Chapter (seed 000): assumed GPU 1000 TFLOP/s fp16, 2 TB/s, I* = 500 FLOP/B.
+Note (seed 001): virtual hardware 20 TFLOP/s fp32, 1 TB/s.
+"""
+
+import sympy
+
+from conftest import query
+
+R = sympy.Rational
+
+
+def test_example_a_vector_add_fp16(analyze_example):
+    a = analyze_example("roofline/vector_add_fp16.cost")
+    (k,) = a.kernels
+    n = 2 ** 20
+    assert a.value(k.flops) == n                      # 1 FLOP per element
+    assert a.value(k.bytes) == 6 * n                  # read 2 B + 2 B, write 2 B
+    assert a.value(k.intensity) == R(1, 6)
+    assert a.value(k.critical_intensity) == 500
+    assert a.value(k.attainable) == R(2 * 10 ** 12, 6)  # BW × I = 0.333 TFLOP/s
+    assert a.value(k.fraction_of_peak) == R(1, 3000)  # 0.0333 % of peak
+    assert k.bound.bound == "memory-bound"
+    assert query(a, "bound(C)") == "memory-bound"
+
+
+def test_example_b_gemm_4096(analyze_example):
+    a = analyze_example("roofline/gemm_4096.cost")
+    (k,) = a.kernels
+    assert a.value(k.flops) == 137438953472 == 2 * 4096 ** 3
+    assert a.value(k.bytes) == 100663296 == 3 * 4096 ** 2 * 2
+    assert a.value(k.intensity) == R(4096, 3)
+    assert k.bound.bound == "compute-bound"
+
+
+def test_example_c_llm_decode_70b(analyze_example):
+    a = analyze_example("roofline/llm_decode_70b.cost")
+    assert query(a, "bytes per token") == 140 * 10 ** 9
+    assert query(a, "time per token") == R(7, 100)          # 0.07 s
+    assert query(a, "tokens/s (upper bound)") == R(100, 7)  # ≈ 14.29
+    assert query(a, "same, from the formula BW / (P·b)") == R(100, 7)
+    assert query(a, "bound(decode)") == "memory-bound"
+
+
+def test_exercise_1_gelu_fp32(analyze_example):
+    a = analyze_example("roofline/exercises/ex1_gelu_fp32.cost")
+    assert query(a, "bytes per element") == 8
+    assert query(a, "FLOPs per element") == 10
+    assert query(a, "I") == R(5, 4)
+    assert query(a, "bound(y)") == "memory-bound"
+    assert query(a, "I in fp16") == R(5, 2)
+    assert query(a, "speed-up of fp16 storage") == 2
+
+
+def test_exercise_2_gemm_1024(analyze_example):
+    a = analyze_example("roofline/exercises/ex2_gemm_1024.cost")
+    assert query(a, "flops") == 2 * 1024 ** 3 == 2147483648
+    assert query(a, "bytes") == 3 * 1024 ** 2 * 2 == 6291456
+    assert query(a, "I") == R(1024, 3)
+    assert query(a, "bound(C)") == "memory-bound"
+    n = a.program.symbols["n"].symbol
+    assert query(a, "I(n)") == n / 3
+    assert query(a, "bound(Z)") == "memory-bound when n < 1500, else compute-bound"
+
+
+def test_exercise_3_decode_130b_int4(analyze_example):
+    a = analyze_example("roofline/exercises/ex3_decode_130b_int4.cost")
+    assert query(a, "bytes per token, int4") == 65 * 10 ** 9
+    assert query(a, "time per token, int4") == R(65, 3000)      # 21.67 ms
+    assert query(a, "tokens/s, int4") == R(600, 13)             # ≈ 46.15
+    assert query(a, "time per token, fp16") == R(260, 3000)     # 86.67 ms
+    assert query(a, "tokens/s, fp16") == R(150, 13)             # ≈ 11.54
+    assert query(a, "int4 speed-up over fp16") == 4
+
+
+def test_exercise_4_fusion_reading_binary_chain(analyze_example):
+    n = 2 ** 20
+    unfused = analyze_example("roofline/exercises/ex4_fusion.cost", fusion="none")
+    fused = analyze_example("roofline/exercises/ex4_fusion.cost")
+    assert query(unfused, "bytes") == 16 * n and query(fused, "bytes") == 8 * n
+    assert query(unfused, "I") == R(3, 16) and query(fused, "I") == R(3, 8)
+    assert query(unfused, "launches") == 3 and query(fused, "launches") == 1
+    assert unfused.value(unfused.totals.flops) == fused.value(fused.totals.flops) == 3 * n
+
+
+def test_note_gemm_3x2x3(analyze_example):
+    a = analyze_example("kernel_time/gemm_3x2x3.cost")
+    assert query(a, "flops") == 36
+
+
+def test_note_vector_add_fp32(analyze_example):
+    a = analyze_example("kernel_time/vector_add_fp32.cost")
+    assert query(a, "bytes") == 12 * 10 ** 8           # 1.2 GB
+    assert query(a, "flops") == 10 ** 8
+    assert query(a, "t_compute") == R(5, 10 ** 6)      # 5 µs
+    assert query(a, "t_memory") == R(12, 10 ** 4)      # 1.2 ms
+    assert query(a, "t_kernel") == R(12, 10 ** 4)
+    assert query(a, "bound(C)") == "memory-bound"
+    assert query(a, "T_compute with 2x compute") == R(25, 10 ** 7)   # 2.5 µs
+    assert query(a, "T_memory with 2x compute") == R(12, 10 ** 4)    # unchanged
+    assert query(a, "T_memory with 2x bandwidth") == R(6, 10 ** 4)   # 0.6 ms
+    assert query(a, "speed-up of 2x bandwidth") == 2
+
+
+def test_note_effective_bandwidth(analyze_example):
+    a = analyze_example("kernel_time/effective_bandwidth.cost")
+    assert query(a, "case 1: effective bandwidth") == 500 * 10 ** 9
+    assert query(a, "case 1: actual throughput") == 800 * 10 ** 9
+    assert query(a, "case 1: fraction of peak bandwidth") == R(4, 5)
+    assert query(a, "case 2: achieved DRAM bandwidth") == 10 ** 12
+    assert query(a, "case 2: fraction of peak") == R(2, 3)   # 66.7 %
