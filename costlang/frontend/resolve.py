@@ -127,7 +127,7 @@ class _Resolver:
             if s.kind == "dim" and bound.is_number and not bound.is_integer:
                 raise SemanticError(f"dim '{s.name}' counts elements and must be a whole number, "
                                     f"not {bound}", s.value.span, "use `param` for a real-valued parameter")
-        self.program.symbols[s.name] = SymbolDef(s.name, symbol, s.kind, value, s.span)
+        self.program.add_symbol(SymbolDef(s.name, symbol, s.kind, value, s.span))
 
     def stmt_DtypeDef(self, s: ast.DtypeDef, path) -> None:
         self.define("dtype", s.name, s.span, overridable=True)

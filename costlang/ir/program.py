@@ -152,15 +152,13 @@ class Program:
     measurements: dict[str, Measurement] = field(default_factory=dict)
     fusion: Optional[str] = None
     main_span: Optional[Span] = None
+    #: bound symbols → their values, each in terms of free symbols only (kept by `add_symbol`)
+    bindings: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
 
-    @property
-    def bindings(self) -> dict[sympy.Symbol, sympy.Expr]:
-        """Bound symbols → their values, each in terms of free symbols only."""
-        out: dict[sympy.Symbol, sympy.Expr] = {}
-        for s in self.symbols.values():
-            if s.value is not None:
-                out[s.symbol] = s.value.xreplace(out)
-        return out
+    def add_symbol(self, s: SymbolDef) -> None:
+        self.symbols[s.name] = s
+        if s.value is not None:
+            self.bindings[s.symbol] = s.value.xreplace(self.bindings)
 
     @property
     def free_symbols(self) -> list[sympy.Symbol]:
