@@ -22,7 +22,9 @@ def test_wheel_runs_outside_the_checkout(tmp_path):
     shutil.copy(EXAMPLES / "roofline" / "gemm_4096.cost", work)
     code = ("import costlang._resources as r, costlang.cli as c, sys; "
             "print(r.grammar_file()); sys.exit(c.main(['run', 'gemm_4096.cost']))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(site), "PATH": ""}, check=True).stdout
+    done = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(site), "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.splitlines()[0] == str(site / "costlang" / "_data" / "grammar" / "costlang.lark")
     assert "compute-bound" in out and "4096/3 ≈ 1365" in out

@@ -22,19 +22,14 @@ from ..ir.program import (FUSION_MODES, Dtype, Hardware, Measurement, Memory, Op
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 from . import ast
 from .loader import read_module
+from .typecheck import RESULT_UNITS, check_expression
 
 __all__ = ["resolve", "static_call", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
 
 #: functions usable anywhere: their value is known before any cost is computed
 STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
 #: functions over analysis results, usable in `let` and `query` (implemented in analysis.queries)
-RESULT_FUNCTIONS = (
-    "flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
-    "t_compute", "t_memory", "t_launch", "t_kernel", "attainable", "fraction_of_peak", "bound",
-    "launches", "footprint", "capacity", "bandwidth", "peak", "launch_overhead",
-    "measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
-    "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops",
-)
+RESULT_FUNCTIONS = tuple(RESULT_UNITS) + ("bound",)
 
 
 def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = True) -> Program:
@@ -191,11 +186,11 @@ class _Resolver:
 
     def stmt_Let(self, s: ast.Let, path) -> None:
         self.define("value", s.name, s.span)
-        _check_names(self, s.value)
+        check_expression(self, s.value)
         self.program.lets[s.name] = s
 
     def stmt_Query(self, s: ast.Query, path) -> None:
-        _check_names(self, s.value)
+        check_expression(self, s.value, whole_query=True)
         if any(q.name == s.name for q in self.program.queries):
             raise SemanticError(f"a query named {s.name!r} already exists", s.span)
         self.program.queries.append(s)
@@ -266,28 +261,6 @@ class _Resolver:
 
 class _Silenced(CostlangError):
     """A follow-on error about a name whose definition already failed: not reported."""
-
-
-def _check_names(r: _Resolver, expr: ast.Expr) -> None:
-    """Reject unknown names and functions in a let or query before any analysis runs."""
-    if isinstance(expr, ast.Name):
-        if expr.id not in r.program.symbols and expr.id not in r.program.lets:
-            raise r.unknown(expr, "name", list(r.program.symbols) + list(r.program.lets))
-    elif isinstance(expr, ast.Call):
-        known = tuple(MATH_FUNCTIONS) + STATIC_FUNCTIONS + RESULT_FUNCTIONS
-        if expr.func not in known:
-            raise CostNameError(f"unknown function '{expr.func}'", expr.func_span,
-                                did_you_mean(expr.func, known))
-        if expr.func in MATH_FUNCTIONS:
-            for a in expr.args:
-                _check_names(r, a)
-        elif len(expr.args) > 2:
-            raise SemanticError(f"{expr.func}() takes at most two arguments", expr.span)
-    elif isinstance(expr, ast.BinOp):
-        _check_names(r, expr.left)
-        _check_names(r, expr.right)
-    elif isinstance(expr, ast.Neg):
-        _check_names(r, expr.operand)
 
 
 class _StaticScope:

@@ -1,0 +1,104 @@
+"""Type checking of `let` and `query` expressions before any analysis runs.
+
+Input: an expression over symbols, lets and result functions, and the resolver's program so far.
+Output: nothing, or a `CostlangError`: unknown names or functions, result functions given names
+that are not kernels, tensors or hardware, and unit mistakes (`bytes(x) + t_kernel(x)`), so that
+`costlang check` finds them. Result functions stand in as placeholder symbols of the right unit.
+"""
+from __future__ import annotations
+
+import sympy
+
+from ..errors import CostNameError, SemanticError, did_you_mean
+from ..ir.expr import MATH_FUNCTIONS, evaluate
+from ..ir.program import Value
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from . import ast
+
+__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "check_expression"]
+
+#: result functions over a kernel (or tensor, or nothing for the program) → unit of their value
+KERNEL_FUNCTIONS = {
+    "flops": FLOP, "bytes": BYTE, "bytes_read": BYTE, "bytes_written": BYTE,
+    "intensity": INTENSITY, "critical_intensity": INTENSITY, "t_compute": SECOND,
+    "t_memory": SECOND, "t_launch": SECOND, "t_kernel": SECOND, "attainable": FLOP_PER_S,
+    "fraction_of_peak": DIMENSIONLESS,
+    "measured_time": SECOND, "actual_traffic": BYTE, "effective_bandwidth": BYTE_PER_S,
+    "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
+    "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
+}
+#: result functions over a hardware (or the selected one)
+HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhead": SECOND,
+                      "peak": FLOP_PER_S}
+PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE}
+RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS}
+
+
+def check_expression(r, expr: ast.Expr, whole_query: bool = False) -> None:
+    """Raise the first problem of a let or query expression; `bound(x)` only as a whole query."""
+    if whole_query and isinstance(expr, ast.Call) and expr.func == "bound":
+        _CheckScope(r).kernel_arg(expr, allow_none=True)
+        return
+    evaluate(expr, _CheckScope(r))
+
+
+class _CheckScope:
+    def __init__(self, r):
+        self.r = r
+
+    def known_names(self):
+        return list(self.r.program.symbols) + list(self.r.program.lets)
+
+    def name(self, node: ast.Name) -> Value:
+        p = self.r.program
+        if node.id in p.symbols:
+            return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
+        if node.id in p.lets:
+            return evaluate(p.lets[node.id].value, self)
+        if node.id in p.tensors or node.id in p.nodes:
+            raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
+                                f"use a result function such as bytes({node.id}) or numel({node.id})")
+        raise self.r.unknown(node, "name", self.known_names())
+
+    def call(self, node: ast.Call) -> Value:
+        from .resolve import STATIC_FUNCTIONS, static_call
+        f = node.func
+        if f in STATIC_FUNCTIONS:
+            return static_call(self.r, node)
+        if f == "bound":
+            raise SemanticError("bound() gives a verdict, not a number; query it on its own",
+                                node.span, "write `query bound(C)`")
+        if f not in RESULT_UNITS:
+            known = tuple(MATH_FUNCTIONS) + STATIC_FUNCTIONS + tuple(RESULT_UNITS) + ("bound",)
+            raise CostNameError(f"unknown function '{f}'", node.func_span, did_you_mean(f, known))
+        if f in KERNEL_FUNCTIONS:
+            self.kernel_arg(node, allow_none=not f.startswith(("measured", "actual", "effective", "achieved"))
+                            and not f.startswith("fraction_of_peak_"))
+        elif f in PROGRAM_FUNCTIONS and node.args:
+            raise SemanticError(f"{f}() takes no arguments", node.span)
+        elif f in HARDWARE_FUNCTIONS:
+            self.hardware_args(node)
+        return Value(sympy.Dummy(f, positive=True), RESULT_UNITS[f])
+
+    def kernel_arg(self, node: ast.Call, allow_none: bool) -> None:
+        p = self.r.program
+        if not node.args and allow_none:
+            return
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+            what = "one kernel or tensor name" + (" (or none, for the whole program)" if allow_none else "")
+            raise SemanticError(f"{node.func}() takes {what}", node.span)
+        arg = node.args[0]
+        if arg.id not in p.nodes and arg.id not in p.tensors:
+            raise self.r.unknown(arg, "kernel or tensor", list(p.nodes) + list(p.tensors))
+
+    def hardware_args(self, node: ast.Call) -> None:
+        args = list(node.args)
+        if node.func == "peak":
+            if not args or not isinstance(args[0], ast.Name):
+                raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
+            self.r.dtype(args[0].id, args[0].span)
+            args = args[1:]
+        if len(args) > 1 or (args and not isinstance(args[0], ast.Name)):
+            raise SemanticError(f"{node.func}() takes at most one hardware name", node.span)
+        if args and args[0].id not in self.r.program.hardware:
+            raise self.r.unknown(args[0], "hardware", self.r.program.hardware)
