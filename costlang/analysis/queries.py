@@ -8,7 +8,7 @@ A result function takes a kernel or tensor name, or nothing for the whole progra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 import sympy
 
@@ -16,25 +16,18 @@ from ..errors import CostNameError, SemanticError, Span, did_you_mean
 from ..frontend import ast
 from ..ir.expr import evaluate
 from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 from ..frontend.resolve import STATIC_FUNCTIONS, static_call
+from ..frontend.typecheck import KERNEL_FUNCTIONS
 from .verdict import Verdict
 
 __all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evaluate_in"]
 
-# result function → (attribute on KernelResult / Totals, unit)
-_KERNEL_FIGURES = {
-    "flops": ("flops", FLOP), "bytes": ("bytes", BYTE), "bytes_read": ("bytes_read", BYTE),
-    "bytes_written": ("bytes_written", BYTE), "intensity": ("intensity", INTENSITY),
-    "critical_intensity": ("critical_intensity", INTENSITY), "t_compute": ("t_compute", SECOND),
-    "t_memory": ("t_memory", SECOND), "t_kernel": ("t_kernel", SECOND),
-    "attainable": ("attainable", FLOP_PER_S), "fraction_of_peak": ("fraction_of_peak", DIMENSIONLESS),
-}
-_MEASURED = {
-    "measured_time": SECOND, "actual_traffic": BYTE, "effective_bandwidth": BYTE_PER_S,
-    "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
-    "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
-}
+#: kernel figures: attributes of KernelResult and Totals of the same name
+_FIGURES = ("flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
+            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak")
+_MEASURED = ("measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
+             "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops")
 
 
 @dataclass(frozen=True)
@@ -105,10 +98,9 @@ class _QueryScope:
 
     def call(self, node: ast.Call) -> Value:
         f = node.func
-        if f in _KERNEL_FIGURES:
-            attr, unit = _KERNEL_FIGURES[f]
+        if f in _FIGURES:
             target = self._target(node, allow_none=True)
-            return Value(getattr(target, attr), unit)
+            return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
         if f == "t_launch":
             target = self._target(node, allow_none=True)
             return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
@@ -125,7 +117,6 @@ class _QueryScope:
         return self._target(node, allow_none=True).bound
 
     def _program_figure(self, node: ast.Call) -> Value:
-        from .roofline import select_hardware
         f, a = node.func, self.a
         if f == "launches":
             self._no_args(node)

@@ -16,10 +16,10 @@ from .. import _resources
 from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
 from ..ir.expr import MATH_FUNCTIONS, evaluate, unit_words
-from ..ir.kinds import KINDS, RULES, CallContext, check_arity
-from ..ir.program import (FUSION_MODES, Dtype, Hardware, Measurement, Memory, OpNode, OpSpec,
-                          Program, SymbolDef, Tensor, Value)
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from ..ir.kinds import KINDS, check_arity
+from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, SymbolDef, Tensor,
+                          Value)
+from ..units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
 from . import ast
 from .loader import read_module
 from .typecheck import RESULT_UNITS, check_expression
@@ -211,6 +211,23 @@ class _Resolver:
             raise SemanticError(f"unknown fusion mode '{s.mode.id}'", s.mode.span,
                                 f"modes are: {', '.join(FUSION_MODES)}")
         self.program.fusion = s.mode.id
+
+    def stmt_Solve(self, s: ast.Solve, path) -> None:
+        from ..analysis.whatif import check_solve
+        check_solve(self, s)
+        self.program.solves.append(s)
+
+    def stmt_Scenario(self, s: ast.Scenario, path) -> None:
+        from ..analysis.whatif import check_scenario
+        self.define("scenario", s.name, s.span)
+        check_scenario(self, s)
+        self.program.scenarios[s.name] = s
+
+    def stmt_Compare(self, s: ast.Compare, path) -> None:
+        for n in s.scenarios:
+            if n.id != "baseline" and n.id not in self.program.scenarios:
+                raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
+        self.program.compares.append(s)
 
     # --- helpers used by the statement handlers and by calls/hardware ----------------------
     def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:

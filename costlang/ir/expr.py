@@ -11,7 +11,7 @@ from typing import Callable, Protocol
 
 import sympy
 
-from ..errors import CostlangError, CostNameError, SemanticError, UnitError, did_you_mean
+from ..errors import CostNameError, SemanticError, UnitError, did_you_mean
 from ..frontend import ast
 from ..units import DIMENSIONLESS, Unit
 from .program import Value

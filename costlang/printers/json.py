@@ -10,9 +10,8 @@ import json
 import sympy
 
 from ..analysis.verdict import Verdict
-from ..ir.program import Value
 
-__all__ = ["to_json", "to_dict", "number"]
+__all__ = ["to_json", "to_dict", "comparison_dict", "number"]
 
 
 def number(e):
@@ -76,5 +75,23 @@ def to_dict(a) -> dict:
     }
 
 
-def to_json(a) -> str:
-    return json.dumps(to_dict(a), indent=2, ensure_ascii=False) + "\n"
+def comparison_dict(a, c) -> dict:
+    """A `FusionComparison` as JSON: each figure before, after, and after / before."""
+    from .text import ratio_text
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "baseline": c.baseline, "mode": c.mode,
+        "figures": {ch.figure: {"before": v(ch.before), "after": v(ch.after),
+                                "ratio": None if ch.ratio is None else v(ch.ratio),
+                                "change": ratio_text(ch, a.value)} for ch in c.changes},
+        "kernels_before": [list(ops) for ops in c.kernels_before],
+        "kernels_after": [list(ops) for ops in c.kernels_after],
+    }
+
+
+def to_json(a, comparison=None) -> str:
+    """The report as JSON; with a `FusionComparison`, under the key "fusion_comparison"."""
+    d = to_dict(a)
+    if comparison is not None:
+        d["fusion_comparison"] = comparison_dict(a, comparison)
+    return json.dumps(d, indent=2, ensure_ascii=False) + "\n"

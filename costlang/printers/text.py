@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ..analysis.verdict import Verdict
 from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, INTENSITY, SECOND
-from .numbers import exact_or_approx, human, percent
+from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
+from .numbers import exact_or_approx, human, is_bound, percent
 
-__all__ = ["report", "CONVENTIONS"]
+__all__ = ["report", "ratio_text", "CONVENTIONS"]
 
 CONVENTIONS = (
     "FMA = 2 FLOP (GEMM = 2·M·N·K); SI decimal units (1 TB/s = 10^12 B/s, 1 GB = 10^9 B); "
@@ -25,7 +25,8 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
-def report(a) -> str:
+def report(a, comparison=None) -> str:
+    """The text report; with a `FusionComparison`, a before/after fusion section follows the totals."""
     hw = a.hardware
     v = a.value
     peaks = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.peaks)
@@ -45,6 +46,7 @@ def report(a) -> str:
     lines.append("kernels")
     lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
                                               "T_compute", "T_memory", "T_kernel", "bound"])]
+    lines += _provenance(a)
     lines += ["", "attainable performance"]
     for k in a.kernels:
         lines.append(f"  {k.name}: min(peak, BW × I) = {human(v(k.attainable), FLOP_PER_S)} "
@@ -56,10 +58,57 @@ def report(a) -> str:
               f"  I = {exact_or_approx(v(t.intensity))} FLOP/B; I* = {exact_or_approx(v(t.critical_intensity))} FLOP/B",
               f"  T_compute {human(v(t.t_compute), SECOND)}; T_memory {human(v(t.t_memory), SECOND)}; "
               f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
-              f"{t.bound}"]
+              f"{t.bound}"] + _launch_note(a)
+    lines += _comparison(a, comparison) if comparison is not None else []
     lines += _footprint(a) + _measurements(a) + _queries(a)
     lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name)]
     return "\n".join(lines) + "\n"
+
+
+def _provenance(a) -> list[str]:
+    """Where each kernel's bytes come from: every tensor it reads or writes, with its role."""
+    v = a.value
+    show = lambda ts: ", ".join(f"{t.tensor} ({t.role}) {human(v(t.bytes), BYTE)}" for t in ts) or "nothing"  # noqa: E731
+    return ["", "traffic by tensor"] + [f"  {k.name}: reads {show(k.cost.reads)}; writes {show(k.cost.writes)}"
+                                        for k in a.kernels]
+
+
+def _launch_note(a) -> list[str]:
+    t, v = a.totals, a.value
+    if t.bound.bound != "launch-bound":
+        return []
+    return [f"  launch-bound: {t.launches} launches take {human(v(t.t_launch), SECOND)}, more than the "
+            f"{human(v(t.t_kernel - t.t_launch), SECOND)} the kernels spend on memory and compute; "
+            "fusing kernels removes launches"]
+
+
+def _comparison(a, c) -> list[str]:
+    v = a.value
+    rows = [[ch.label, human(v(ch.before), ch.unit), human(v(ch.after), ch.unit), ratio_text(ch, v)]
+            for ch in c.changes]
+    lines = ["", f"fusion comparison: {c.baseline} → {c.mode}"]
+    lines += ["  " + r for r in _table(rows, ["figure", c.baseline, c.mode, "change"])]
+    for label, kernels in (("before", c.kernels_before), ("after", c.kernels_after)):
+        lines.append(f"  kernels {label} ({len(kernels)}): " + " | ".join("+".join(ops) for ops in kernels))
+    return lines
+
+
+def ratio_text(change, value=lambda e: e) -> str:
+    """after / before as a factor: "traffic ÷ 2", "I × 2", "launches unchanged".
+
+    >>> import sympy
+    >>> from costlang.analysis.compare import Change
+    >>> ratio_text(Change("bytes", "traffic", BYTE, 16, 8, sympy.Rational(1, 2)))
+    'traffic ÷ 2'
+    """
+    r = None if change.ratio is None else value(change.ratio)
+    if r is None:
+        return f"{change.label}: no ratio"
+    if r == 1:
+        return f"{change.label} unchanged"
+    if not is_bound(r):
+        return f"{change.label} × ({r})"
+    return f"{change.label} ÷ {exact_or_approx(1 / r)}" if r < 1 else f"{change.label} × {exact_or_approx(r)}"
 
 
 def _footprint(a) -> list[str]:
