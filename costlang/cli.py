@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--hardware", help="analyse on another hardware preset")
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
+    from .derive_cli import add_parsers
+    add_parsers(sub)  # derive, plot (issue 5)
     for s in (run, check):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
     return p
@@ -69,7 +71,13 @@ def _check(args) -> str:
     return ""
 
 
-COMMANDS = {"run": _run, "check": _check}
+COMMANDS = {"run": _run, "check": _check,
+            "derive": lambda args: _notes("derive", args), "plot": lambda args: _notes("plot", args)}
+
+
+def _notes(command: str, args) -> str:
+    from .derive_cli import COMMANDS as NOTES
+    return NOTES[command](args)
 
 
 if __name__ == "__main__":

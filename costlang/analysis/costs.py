@@ -4,6 +4,10 @@ Input: a `Program`, one `Kernel`, the program's outputs and who reads each stora
 Output: `KernelCost`. A kernel reads each storage it uses but does not produce, once, and writes
 each storage it produces that is a program output or is read by another kernel, once
 (DOMAIN.md: each kernel reads each input once and writes each output once, at its dtype's size).
+So inside a fused kernel an intermediate whose consumers are all in the kernel never touches
+memory, one with a consumer elsewhere is written once, and a tensor two of its ops read (a
+diamond) is read once. A broadcast operand is read at its own size, once. Storages are followed
+through views, so a view's consumer reads the viewed tensor.
 """
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Program
 
-__all__ = ["Traffic", "KernelCost", "kernel_cost"]
+__all__ = ["Traffic", "KernelCost", "kernel_cost", "partition_costs", "role_of"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +77,9 @@ def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
     anchor = next((n for n in nodes if n.kind != "elementwise"), nodes[0])
     return KernelCost(sympy.Add(*[n.flops for n in nodes]), tuple(reads), tuple(writes),
                       anchor.math_dtype.name)
+
+
+def partition_costs(program: Program, kernels) -> tuple[KernelCost, ...]:
+    """The cost of every kernel of a partition (a tuple of `Kernel`s), in the same order."""
+    outputs, consumers = program_outputs(program), consumers_of_storage(program)
+    return tuple(kernel_cost(program, k.ops, outputs, consumers) for k in kernels)

@@ -1,86 +1,166 @@
 """Fusion: merge ops into kernels so that intermediates stop making HBM round trips.
 
-Input: the operator graph and a mode. Output: a partition of its ops into `Kernel`s.
+Input: the operator graph, the program and a mode. Output: a partition of its ops into `Kernel`s,
+in execution order.
 
 - ``none``: one kernel per op.
 - ``elementwise``: connected elementwise ops whose outputs have the same shape (one iteration
   space; broadcast operands included) become one kernel.
 - ``epilogue``: as ``elementwise``, and elementwise consumers of a matmul, reduction or row-wise
-  op with that op's output shape join its kernel (GEMM + bias + GELU as one kernel).
+  op with that op's output shape join its kernel (GEMM + bias + GELU as one kernel). Nothing that
+  feeds the anchor op joins it (no prologue fusion), and a kernel holds at most one anchor.
 
-Contract: every op (but views, which are not kernels) is in exactly one kernel; FLOPs are
-unchanged; the kernel graph stays acyclic (a merge that would close a cycle is not made).
-Views and custom kernels are fusion barriers.
+The pass (`FusionPass`) merges a producer's kernel with a consumer's kernel, edge by edge in
+program order, whenever no rule in `RULES` forbids it, and sweeps again until nothing merges:
+the result is a fixed point, so applying the pass to its own result changes nothing.
+Views and custom kernels are fusion barriers. Its contract is checked by `verify_partition`.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import networkx as nx
 
 from ..ir.kinds import same_dim
-from .kernels import Kernel, kernel_graph, one_kernel_per_op
+from .kernels import Kernel, in_execution_order, kernel_graph, kernel_name, one_kernel_per_op
+from .verify import verify_partition
 
-__all__ = ["fuse", "FUSIBLE_ANCHORS"]
+__all__ = ["fuse", "FusionPass", "FUSIBLE_ANCHORS", "RULES", "why_not_merged"]
 
 FUSIBLE_ANCHORS = ("matmul", "reduce", "rowwise")
 
 
-def fuse(G: nx.DiGraph, program, mode: str) -> tuple[Kernel, ...]:
-    """Partition the ops of `G` into kernels according to `mode`."""
-    kernels = one_kernel_per_op(G)
-    if mode == "none":
-        return kernels
-    group = {k.name: [k.name] for k in kernels}   # group id → ops
-    owner = {k.name: k.name for k in kernels}     # op → group id
-    order = [k.name for k in kernels]
-    for u, v in sorted(G.edges, key=lambda e: (order.index(e[1]) if e[1] in order else -1,
-                                               order.index(e[0]) if e[0] in order else -1)):
-        if u not in owner or v not in owner or owner[u] == owner[v]:
-            continue
-        a, b = owner[u], owner[v]
-        if not _may_join(G, program, group[a], group[b], u, v, mode):
-            continue
-        merged = group[a] + group[b]
-        trial = _partition(group, order, a, b, merged)
-        if nx.is_directed_acyclic_graph(kernel_graph(G, trial)):
-            group[a] = merged
-            del group[b]
-            for op in merged:
-                owner[op] = a
-    return _partition(group, order)
+@dataclass(frozen=True)
+class _Merge:
+    """A proposed merge: the producer's group, the consumer's group, and the context to judge it."""
+    G: nx.DiGraph
+    program: object
+    mode: str
+    producer: tuple[str, ...]
+    consumer: tuple[str, ...]
+    groups: tuple[tuple[str, ...], ...]   # the whole partition before the merge
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return self.producer + self.consumer
+
+    def kinds(self, ops) -> list[str]:
+        return [self.G.nodes[n]["op"].kind for n in ops]
 
 
-def _partition(group, order, a=None, b=None, merged=None) -> tuple[Kernel, ...]:
-    parts = dict(group)
-    if a is not None:
-        parts[a] = merged
-        del parts[b]
-    out = []
-    for gid, ops in parts.items():
-        ops = sorted(ops, key=order.index)
-        out.append(Kernel(_kernel_name(ops), tuple(ops)))
-    return tuple(sorted(out, key=lambda k: order.index(k.ops[-1])))
+def _custom_or_view(m: _Merge) -> bool:
+    return any(k in ("custom", "view") for k in m.kinds(m.ops))
 
 
-def _kernel_name(ops) -> str:
-    return ops[0] if len(ops) == 1 else "+".join(ops) if len(ops) <= 4 else f"{ops[0]}+…+{ops[-1]}"
+def _anchors(m: _Merge) -> list[str]:
+    return [k for k in m.kinds(m.ops) if k != "elementwise"]
 
 
-def _may_join(G, program, ops_a, ops_b, u, v, mode) -> bool:
-    """May the group holding producer u and the group holding consumer v become one kernel?"""
-    kinds_a = [G.nodes[n]["op"].kind for n in ops_a]
-    kinds_b = [G.nodes[n]["op"].kind for n in ops_b]
-    if any(k in ("custom", "view") for k in kinds_a + kinds_b):
-        return False
-    if any(k != "elementwise" for k in kinds_b):
-        return False  # nothing fuses in front of an anchor (no prologue fusion)
-    anchors = [k for k in kinds_a if k != "elementwise"]
-    if anchors and (mode != "epilogue" or len(anchors) > 1 or anchors[0] not in FUSIBLE_ANCHORS):
-        return False
-    return _same_space(program, ops_a + ops_b)
+def _anchor_not_allowed(m: _Merge) -> bool:
+    anchors = _anchors(m)
+    return bool(anchors) and (m.mode != "epilogue" or len(anchors) > 1 or anchors[0] not in FUSIBLE_ANCHORS)
 
 
-def _same_space(program, ops) -> bool:
-    shapes = [program.tensors[program.nodes[n].output].shape for n in ops]
+def _prologue(m: _Merge) -> bool:
+    # An epilogue runs on the anchor's results; an op that feeds the anchor (a prologue) would
+    # have to finish before the anchor starts, which one kernel launch does not give it.
+    p = m.program
+    produced = {p.nodes[n].output for n in m.ops}
+    return any(p.tensors[t].storage in produced
+               for n in m.ops if p.nodes[n].kind != "elementwise" for t in p.nodes[n].inputs)
+
+
+def _other_space(m: _Merge) -> bool:
+    p = m.program
+    shapes = [p.tensors[p.nodes[n].output].shape for n in m.ops]
     first = shapes[0]
-    return all(len(s) == len(first) and all(same_dim(x, y, program.bindings) for x, y in zip(s, first))
-               for s in shapes[1:])
+    return not all(len(s) == len(first) and all(same_dim(x, y, p.bindings) for x, y in zip(s, first))
+                   for s in shapes[1:])
+
+
+def _reads_own_output_through_view(m: _Merge) -> bool:
+    # A transposed or reshaped read of a tensor the kernel itself computes needs elements that
+    # other threads produce: the tensor must go through memory, so the two sides stay apart.
+    p = m.program
+    produced = {p.nodes[n].output for n in m.ops}
+    return any(p.tensors[t].storage != t and p.tensors[t].storage in produced
+               for n in m.ops for t in p.nodes[n].inputs)
+
+
+def _closes_cycle(m: _Merge) -> bool:
+    # Checked last: it builds the quotient graph. Merging two kernels joined through a third
+    # would make that third kernel both run before and after the merged one.
+    trial = [Kernel(kernel_name(g), g) for g in m.groups if g not in (m.producer, m.consumer)]
+    trial.append(Kernel(kernel_name(m.ops), m.ops))
+    return not nx.is_directed_acyclic_graph(kernel_graph(m.G, trial))
+
+
+# (reason, rule): a merge is made only when no rule holds. Ordered cheap to expensive.
+RULES: tuple[tuple[str, Callable[[_Merge], bool]], ...] = (
+    ("custom kernels and views are fusion barriers", _custom_or_view),
+    ("only the epilogue mode fuses into a matmul, reduction or row-wise op, one per kernel",
+     _anchor_not_allowed),
+    ("nothing that feeds a matmul, reduction or row-wise op fuses into its kernel (no prologue)",
+     _prologue),
+    ("the ops' outputs have different shapes (different iteration spaces)", _other_space),
+    ("the kernel would read a tensor it computes through a view", _reads_own_output_through_view),
+    ("the merge would close a cycle in the kernel graph", _closes_cycle),
+)
+
+
+def why_not_merged(m: _Merge) -> Optional[str]:
+    """The first rule that forbids the merge, or None when it may be made."""
+    return next((reason for reason, rule in RULES if rule(m)), None)
+
+
+@dataclass(frozen=True)
+class FusionPass:
+    """Fusion as a named pass with a contract.
+
+    Before: `start` partitions the non-view ops of G (default: one kernel per op).
+    After: a coarser partition in execution order; every non-view op is in exactly one kernel,
+    FLOPs are unchanged, bytes never increase, the kernel graph is acyclic, and no two
+    adjacent kernels may still merge. `verify_partition` checks the contract after every run.
+    """
+    mode: str
+    name: str = "fusion"
+
+    def apply(self, G: nx.DiGraph, program, start=None) -> tuple[Kernel, ...]:
+        kernels = start if start is not None else one_kernel_per_op(G)
+        if self.mode != "none":
+            groups = [k.ops for k in kernels]
+            while _sweep(G, program, self.mode, groups):
+                pass
+            kernels = [Kernel(kernel_name(g), g) for g in groups]
+        kernels = in_execution_order(G, kernels)
+        verify_partition(G, program, kernels, self.mode)
+        return kernels
+
+
+def fuse(G: nx.DiGraph, program, mode: str, start=None) -> tuple[Kernel, ...]:
+    """Partition the ops of `G` into kernels according to `mode` (see `FusionPass`).
+
+    >>> from costlang.api import load_string
+    >>> m = load_string("input x: fp32[8]\\na = cos(x)\\nb = cos(a)")
+    >>> [k.name for k in fuse(m.graph, m.program, "elementwise")]
+    ['a+b']
+    """
+    return FusionPass(mode).apply(G, program, start)
+
+
+def _sweep(G: nx.DiGraph, program, mode: str, groups: list) -> bool:
+    """One pass over the edges in program order, merging where allowed; True if any merged."""
+    index = {n: i for i, n in enumerate(G.nodes)}
+    merged_any = False
+    for u, v in sorted(G.edges, key=lambda e: (index[e[1]], index[e[0]])):
+        a = next((g for g in groups if u in g), None)
+        b = next((g for g in groups if v in g), None)
+        if a is None or b is None or a == b:
+            continue  # a view on one side, or already together
+        if why_not_merged(_Merge(G, program, mode, a, b, tuple(groups))) is None:
+            groups.remove(a)
+            groups.remove(b)
+            groups.append(tuple(sorted(a + b, key=index.__getitem__)))
+            merged_any = True
+    return merged_any

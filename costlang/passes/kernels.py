@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-__all__ = ["Kernel", "one_kernel_per_op", "kernel_graph"]
+__all__ = ["Kernel", "one_kernel_per_op", "kernel_graph", "in_execution_order", "kernel_name"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,13 @@ class Kernel:
 
 
 def one_kernel_per_op(G: nx.DiGraph) -> tuple[Kernel, ...]:
+    """The unfused partition: one kernel per op that is not a view, in definition order.
+
+    >>> from costlang.api import load_string
+    >>> G = load_string("input x: fp16[8]\\ny = transpose(x)\\nz = exp(y)").graph
+    >>> [k.name for k in one_kernel_per_op(G)]
+    ['z']
+    """
     return tuple(Kernel(n, (n,)) for n in nx.lexicographical_topological_sort(G, key=_order(G))
                  if G.nodes[n]["op"].kind != "view")
 
@@ -27,6 +34,11 @@ def one_kernel_per_op(G: nx.DiGraph) -> tuple[Kernel, ...]:
 def _order(G):
     index = {n: i for i, n in enumerate(G.nodes)}
     return lambda n: index[n]
+
+
+def kernel_name(ops) -> str:
+    """A kernel is named after its ops: `a`, `a+b+c`, or `a+…+z` for more than four."""
+    return ops[0] if len(ops) == 1 else "+".join(ops) if len(ops) <= 4 else f"{ops[0]}+…+{ops[-1]}"
 
 
 def kernel_graph(G: nx.DiGraph, kernels) -> nx.DiGraph:
@@ -40,6 +52,19 @@ def kernel_graph(G: nx.DiGraph, kernels) -> nx.DiGraph:
             if b is not None and src != b:
                 Q.add_edge(src, b)
     return Q
+
+
+def in_execution_order(G: nx.DiGraph, kernels) -> tuple[Kernel, ...]:
+    """The kernels topologically sorted by the kernel graph, ties broken by definition order.
+
+    Sorting by any one op's position is not enough: a kernel {a, d} must run before a kernel {b}
+    that reads a, even though d comes after b in the file.
+    """
+    index = {n: i for i, n in enumerate(G.nodes)}
+    by_name = {k.name: k for k in kernels}
+    first = {k.name: min(index[op] for op in k.ops) for k in kernels}
+    order = nx.lexicographical_topological_sort(kernel_graph(G, kernels), key=first.__getitem__)
+    return tuple(by_name[name] for name in order)
 
 
 def _owner(G, owner, n, upstream):

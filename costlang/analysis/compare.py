@@ -1,0 +1,75 @@
+"""Before/after fusion: the same program analysed unfused and under a fusion mode, side by side.
+
+Input: an `Analysis` (the "after": the mode the user chose) and a baseline mode (default
+``none``, one kernel per op). Output: `FusionComparison`, data only: for FLOPs, total bytes,
+intensity, T_kernel and launches, the value before, the value after and the exact ratio
+after / before (kept in the program's symbols, so `8·N / (16·N)` is the constant 1/2 even
+when N is free). Printers turn ratios below 1 into "÷ k" and above 1 into "× k".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import sympy
+
+from ..units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
+
+__all__ = ["Change", "FusionComparison", "compare_fusion", "FIGURES"]
+
+# (attribute of Totals, label printed with the ratio, unit)
+FIGURES = (
+    ("flops", "FLOPs", FLOP),
+    ("bytes", "traffic", BYTE),
+    ("intensity", "I", INTENSITY),
+    ("t_kernel", "T_kernel", SECOND),
+    ("launches", "launches", DIMENSIONLESS),
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One figure before and after fusion, and after / before (None when before is 0 or ∞)."""
+    figure: str
+    label: str
+    unit: Unit
+    before: sympy.Expr
+    after: sympy.Expr
+    ratio: Optional[sympy.Expr]
+
+
+@dataclass(frozen=True)
+class FusionComparison:
+    baseline: str
+    mode: str
+    changes: tuple[Change, ...]
+    kernels_before: tuple[tuple[str, ...], ...]   # the ops of each kernel, in execution order
+    kernels_after: tuple[tuple[str, ...], ...]
+
+    def change(self, figure: str) -> Change:
+        return next(c for c in self.changes if c.figure == figure)
+
+
+def compare_fusion(analysis, baseline: str = "none") -> FusionComparison:
+    """Compare `analysis` with the same program, hardware and bindings under `baseline`.
+
+    >>> from costlang import load_string
+    >>> m = load_string("use hardware note_virtual\\ndim N\\ninput x: fp32[N]\\na = cos(x)\\nb = cos(a)")
+    >>> c = compare_fusion(m.analyze())
+    >>> c.change("bytes").before, c.change("bytes").after, c.change("bytes").ratio
+    (16*N, 8*N, 1/2)
+    """
+    from .roofline import analyze
+    before = analyze(analysis.program, fusion=baseline, hardware=analysis.hardware.name)
+    changes = tuple(_change(name, label, unit, getattr(before.totals, name), getattr(analysis.totals, name))
+                    for name, label, unit in FIGURES)
+    return FusionComparison(baseline, analysis.fusion, changes,
+                            tuple(k.ops for k in before.kernels), tuple(k.ops for k in analysis.kernels))
+
+
+def _change(name: str, label: str, unit: Unit, before, after) -> Change:
+    before, after = (sympy.Integer(x) if isinstance(x, int) else x for x in (before, after))  # launches
+    ratio = None
+    if before not in (0, sympy.oo) and after != sympy.oo:
+        ratio = sympy.cancel(after / before)
+    return Change(name, label, unit, before, after, ratio)

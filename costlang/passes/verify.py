@@ -1,0 +1,97 @@
+"""The partition verifier: the contract every fusion pass must keep, checked after it runs.
+
+Input: the operator graph, the program, a partition of its ops into kernels and the mode that
+made it. Output: nothing, or `PartitionError`. A violation is a bug in costlang, not a mistake
+in the `.cost` file, so it is not a `CostlangError` (the CLI reports it as an internal error).
+
+Checked: every non-view op is in exactly one kernel and no view is in any; the kernel graph is
+acyclic; FLOPs equal the unfused FLOPs; the bytes never exceed the unfused bytes (the fused
+reads and writes are a sub-multiset of the unfused ones, so this holds for every value of the
+free symbols); and every kernel obeys its mode (`none`: one op; `elementwise`: fused kernels are
+elementwise only; `epilogue`: at most one matmul, reduction or row-wise op per fused kernel,
+and none of the kernel's other ops feeds it).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import sympy
+
+from ..analysis.costs import partition_costs
+from .kernels import kernel_graph, one_kernel_per_op
+
+__all__ = ["PartitionError", "verify_partition"]
+
+_ANCHORS = ("matmul", "reduce", "rowwise")
+
+
+class PartitionError(RuntimeError):
+    """A fusion pass broke its contract (a bug in costlang, not in the input)."""
+
+
+def verify_partition(G: nx.DiGraph, program, kernels, mode: str) -> None:
+    """Raise `PartitionError` unless `kernels` is a valid partition of G's ops under `mode`."""
+    _check_cover(G, kernels)
+    _check_acyclic(G, kernels)
+    _check_mode(G, kernels, mode)
+    unfused, fused = partition_costs(program, one_kernel_per_op(G)), partition_costs(program, kernels)
+    _check_flops(unfused, fused)
+    _check_bytes(unfused, fused)
+
+
+def _check_cover(G, kernels) -> None:
+    placed = Counter(op for k in kernels for op in k.ops)
+    ops = {n for n in G.nodes if G.nodes[n]["op"].kind != "view"}
+    twice = sorted(op for op, n in placed.items() if n > 1)
+    missing = sorted(ops - set(placed))
+    stray = sorted(set(placed) - ops)
+    if twice or missing or stray or any(not k.ops for k in kernels):
+        raise PartitionError(f"not a partition of the ops: in two kernels {twice}, in none {missing}, "
+                             f"not ops (or views) {stray}")
+    names = Counter(k.name for k in kernels)
+    if any(n > 1 for n in names.values()):
+        raise PartitionError(f"two kernels share a name: {sorted(k for k, n in names.items() if n > 1)}")
+
+
+def _check_acyclic(G, kernels) -> None:
+    Q = kernel_graph(G, kernels)
+    if not nx.is_directed_acyclic_graph(Q):
+        raise PartitionError(f"the kernel graph has a cycle: {nx.find_cycle(Q)}")
+    position = {k.name: i for i, k in enumerate(kernels)}
+    late = [(u, v) for u, v in Q.edges if position[u] > position[v]]
+    if late:
+        raise PartitionError(f"kernels are not in execution order: {late}")
+
+
+def _check_mode(G, kernels, mode: str) -> None:
+    for k in kernels:
+        kinds = [G.nodes[n]["op"].kind for n in k.ops]
+        if len(kinds) == 1:
+            continue
+        anchors = [x for x in kinds if x != "elementwise"]
+        ok = {"none": False, "elementwise": not anchors,
+              "epilogue": len(anchors) <= 1 and all(x in _ANCHORS for x in anchors)}.get(mode, False)
+        if not ok:
+            raise PartitionError(f"kernel {k.name!r} mixes {kinds}, which fusion mode {mode!r} forbids")
+        fed = [n for n in k.ops if G.nodes[n]["op"].kind != "elementwise"
+               and any(p in k.ops for p in nx.ancestors(G, n))]
+        if fed:
+            raise PartitionError(f"kernel {k.name!r} computes inputs of its anchor {fed[0]!r} (a prologue)")
+
+
+def _check_flops(unfused, fused) -> None:
+    before = sympy.Add(*[c.flops for c in unfused])
+    after = sympy.Add(*[c.flops for c in fused])
+    if sympy.expand(after - before) != 0:
+        raise PartitionError(f"fusion changed the FLOPs: {before} → {after}")
+
+
+def _check_bytes(unfused, fused) -> None:
+    def traffic(costs):
+        return Counter((d, t.tensor, t.bytes) for c in costs
+                       for d, ts in (("read", c.reads), ("write", c.writes)) for t in ts)
+    extra = traffic(fused) - traffic(unfused)
+    if extra:
+        raise PartitionError(f"fusion added memory traffic the unfused program does not have: "
+                             f"{sorted(map(str, extra))}")

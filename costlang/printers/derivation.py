@@ -1,0 +1,233 @@
+"""Derivation printers: analysis results → a worked example in the chapter's recipe (base class).
+
+Input: an `Analysis` (or one of its results, with the analysis it belongs to). Output: text in a
+markup that a subclass defines (Markdown, LaTeX). Dispatch is by class name, as in sympy's
+printing package: printing an object calls `_print_<ClassName>` for the first class of its MRO
+that has one, so a new result type (a fusion comparison, a solve result) is one method. The
+steps themselves come from `analysis.derive`; this module only arranges and formats them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import sympy
+
+from ..analysis import derive
+from ..analysis.verdict import Verdict
+from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
+from .mathtex import CostLatexPrinter, value_chain
+from .phrases import LANGUAGES, phrase
+
+__all__ = ["Printer", "DerivationPrinter"]
+
+_CIRCLED = {1: "①", 2: "②", 3: "③"}
+
+
+class Printer:
+    """Settings, validated once, and `_print_<ClassName>` dispatch."""
+
+    _default_settings: dict = {}
+    #: setting → the values it may take (a tuple) or the type it must have
+    _setting_checks: dict = {}
+
+    def __init__(self, settings=None, **kwargs):
+        given = {**(settings or {}), **kwargs}
+        unknown = sorted(set(given) - set(self._default_settings))
+        if unknown:
+            raise TypeError(f"unknown setting {unknown[0]!r} for {type(self).__name__}; "
+                            f"known settings: {', '.join(sorted(self._default_settings))}")
+        self._settings = {**self._default_settings, **given}
+        for name, check in self._setting_checks.items():
+            value = self._settings[name]
+            ok = value in check if isinstance(check, tuple) else isinstance(value, check)
+            if not ok:
+                raise ValueError(f"setting {name!r} of {type(self).__name__} cannot be {value!r}; "
+                                 f"expected {check if isinstance(check, tuple) else check.__name__}")
+
+    def doprint(self, obj, **context) -> str:
+        return self._print(obj, **context)
+
+    def _print(self, obj, **context):
+        for cls in type(obj).__mro__:
+            method = getattr(self, "_print_" + cls.__name__, None)
+            if method is not None:
+                return method(obj, **context)
+        return self.emptyPrinter(obj)
+
+    def emptyPrinter(self, obj):
+        raise TypeError(f"{type(self).__name__} has no way to print a {type(obj).__name__}")
+
+
+class DerivationPrinter(Printer):
+    """The recipe's structure; subclasses supply the markup (headings, lists, math delimiters)."""
+
+    _default_settings = {"lang": "en", "digits": 3, "standalone": False}
+    _setting_checks = {"lang": LANGUAGES, "digits": int, "standalone": bool}
+
+    # --- markup, defined by subclasses -------------------------------------------------------
+    def heading(self, text: str, level: int) -> str: raise NotImplementedError
+    def paragraph(self, text: str) -> str: raise NotImplementedError
+    def items(self, texts: list[str]) -> str: raise NotImplementedError
+    def math(self, tex: str) -> str: raise NotImplementedError
+    def display(self, rows: list[str]) -> str: raise NotImplementedError
+    def code(self, name: str) -> str: raise NotImplementedError
+    def text(self, s: str) -> str: raise NotImplementedError
+    def bold(self, s: str) -> str: raise NotImplementedError
+    def document(self, blocks: list[str], title: str) -> str: raise NotImplementedError
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _p(self, key):
+        return phrase(self._settings["lang"], key)
+
+    def _say(self, key, **fields) -> str:
+        """A phrase with its plain words escaped for the markup and its fields filled in."""
+        template = self.text(self._p(key))
+        return template.format(**fields)
+
+    def _tex(self, expr) -> tuple[str, bool]:
+        p = CostLatexPrinter({"digits": self._settings["digits"]})
+        return p.doprint(expr), p.rounded
+
+    def _chain(self, value, unit, percent=False) -> str:
+        return " ".join(f"{rel} {tex}" for rel, tex in
+                        value_chain(value, unit, self._settings["digits"], percent))
+
+    def _step_rows(self, step: derive.Step) -> list[str]:
+        """`lhs &= formula`, `&= symbolic`, `&= substituted`, `&= value ≈ rounded` (repeats dropped)."""
+        lhs, _ = self._tex(step.lhs)
+        parts: list[tuple[str, str]] = []
+        for expr in (step.formula, step.symbolic, step.substituted):
+            if expr is None:
+                continue
+            tex, rounded = self._tex(expr)
+            if tex != lhs and (not parts or parts[-1][1] != tex):
+                parts.append((r"\approx" if rounded else "=", tex))
+        chain = value_chain(step.value, step.unit, self._settings["digits"], step.percent)
+        if parts and chain[0][1].split(r"\,")[0] == parts[-1][1]:
+            parts.pop()
+        rows = [f"{rel} {tex}" for rel, tex in parts] + [" ".join(f"{r} {t}" for r, t in chain)]
+        return [f"{lhs} &{rows[0]}"] + [f"&{r}" for r in rows[1:]]
+
+    def _steps(self, steps) -> str:
+        return self.display([r for s in steps for r in self._step_rows(s)])
+
+    # --- results -------------------------------------------------------------------------------
+    def _print_Analysis(self, a, **_) -> str:
+        title = self._say("title", file=self.code(Path(a.program.source_name).name))
+        blocks = [self._hardware(a)]
+        free = a.program.free_symbols
+        if free:
+            blocks.append(self.paragraph(self._say(
+                "free", symbols=", ".join(self.math(self._tex(s)[0]) for s in free))))
+        for k in a.kernels:
+            blocks.append(self._print(k, analysis=a))
+        if len(a.kernels) > 1:
+            blocks.append(self._print(a.totals, analysis=a))
+        for m in a.measurements:
+            blocks.append(self._print(m, analysis=a))
+        if a.queries:
+            blocks.append(self._queries(a))
+        for extra in getattr(a, "derivation_extras", ()):
+            blocks.append(self._print(extra, analysis=a))
+        return self.document(blocks, title)
+
+    def _hardware(self, a) -> str:
+        hw = a.hardware
+        level = hw.main_memory.name
+        peaks = ", ".join(self.math(rf"P_{{\mathrm{{peak}}}}(\mathrm{{{d}}}) " + self._chain(p, FLOP_PER_S))
+                          for d, p in hw.peaks)
+        text = self._say("hardware", name=self.code(hw.name), peaks=peaks, level=level,
+                         bw=self.math(r"\mathrm{BW} " + self._chain(hw.bandwidth, BYTE_PER_S)),
+                         launch=self.math(r"T_{\mathrm{launch}} " + self._chain(hw.launch, SECOND)))
+        conventions = self._say("conventions", level=level, Tk=self.math(r"T_{\mathrm{kernel}}"))
+        return "\n\n".join([self.paragraph(text), self.paragraph(conventions)])
+
+    def _print_KernelResult(self, k, analysis, **_) -> str:
+        d = derive.derive_kernel(analysis, k)
+        I, Istar = self.math("I"), self.math("I^{*}")
+        attainable = self.math(r"P \approx \min\left(P_{\mathrm{peak}}, \mathrm{BW} \cdot I\right)")
+        blocks = [
+            self.heading(self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops)), 2),
+            self.paragraph(self.bold(self._say("step_bytes", n=self._circled(1), level=d.level))),
+            self.items([self._traffic(t) for t in d.traffic]) if d.traffic else "",
+            self._steps([d.bytes]),
+            self.paragraph(self.bold(self._say("step_flops", n=self._circled(2)))),
+            self._steps([d.flops]),
+            self.paragraph(self.bold(self._say("step_intensity", n=self._circled(3), I=I, Istar=Istar))),
+            self._steps([d.intensity, d.critical_intensity]),
+            self.paragraph(self._say("critical_dtype", Istar=Istar, dtype=self.code(d.math_dtype))),
+            self.paragraph(self.bold(self._say("step_attainable", formula=attainable))),
+            self._steps([d.attainable, d.fraction_of_peak]),
+            self.paragraph(self.bold(self._say("step_times"))),
+            self._steps([d.t_compute, d.t_memory, d.t_kernel]),
+            self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d)),
+        ]
+        return "\n\n".join(b for b in blocks if b)
+
+    def _circled(self, n: int) -> str:
+        return _CIRCLED[n]
+
+    def _traffic(self, t: derive.TrafficLine) -> str:
+        """One item: the tensor, its role and dtype, numel × size = bytes (symbolic, then bound)."""
+        pieces = [] if t.numel is None else [self._tex(sympy.Mul(t.numel, t.size, evaluate=False))[0]]
+        if t.bytes.free_symbols and not (pieces and derive.only_reordered(
+                sympy.Mul(t.numel, t.size, evaluate=False), t.bytes)):
+            pieces.append(self._tex(t.bytes)[0])
+        chain = self._chain(t.value, BYTE)
+        shown = " = ".join(pieces) + " " + chain if pieces else chain.split(" ", 1)[1]
+        if t.numel is None:
+            return self._say("traffic_stated", direction=self.text(self._p(t.direction)), bytes=self.math(shown))
+        return self._say("traffic", direction=self.text(self._p(t.direction)), tensor=self.code(t.tensor),
+                         role=self.text(self._p("role").get(t.role, t.role)),
+                         dtype=self.code(f"{t.dtype}"), bytes=self.math(shown))
+
+    def _verdict(self, d: derive.KernelDerivation) -> str:
+        bound = d.verdict.bound
+        if bound == "depends":
+            condition = self.math(self._tex(d.condition)[0]) if d.condition is not None else d.verdict.condition
+            return self._say("depends", condition=condition)
+        i, _ = self._tex(d.intensity.value)
+        istar, _ = self._tex(d.critical_intensity.value)
+        times = {"memory-bound": r"T_{\mathrm{memory}} > T_{\mathrm{compute}}",
+                 "compute-bound": r"T_{\mathrm{compute}} > T_{\mathrm{memory}}",
+                 "balanced": r"T_{\mathrm{compute}} = T_{\mathrm{memory}}"}
+        if bound == "launch-bound":
+            comparison = r"T_{\mathrm{launch}} > \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
+        else:
+            sign = {"memory-bound": "<", "compute-bound": ">", "balanced": "="}[bound]
+            comparison = rf"I = {i} {sign} I^{{*}} = {istar} \quad ({times[bound]})"
+        return self._say(bound, comparison=self.math(comparison))
+
+    def _print_Totals(self, t, analysis, **_) -> str:
+        steps = derive.derive_totals(analysis)
+        words = self._verdict_words(t.bound) if t.bound.bound != "depends" else self._say("depends_free")
+        return "\n\n".join([self.heading(self._say("totals", launches=t.launches), 2),
+                            self._steps(steps), self.paragraph(self.bold(self._say("verdict_title"))
+                                                               + ": " + words)])
+
+    def _verdict_words(self, v: Verdict) -> str:
+        words = self._p("verdict_words")[v.bound]
+        return self.text(words).format(condition=self.code(v.condition or ""))
+
+    def _print_MeasuredResult(self, m, analysis, **_) -> str:
+        d = derive.derive_measured(analysis, m)
+        time = self.math(self._chain(d.time, SECOND).split(" ", 1)[1])
+        return "\n\n".join([self.heading(self._say("measured", name=self.code(d.kernel), time=time), 2),
+                            self._steps(d.steps)])
+
+    def _queries(self, a) -> str:
+        blocks = [self.heading(self._say("queries"), 2)]
+        lets = derive.derive_lets(a)
+        if lets:
+            rows = [f"{self._tex(s.lhs)[0]} = {self._tex(s.formula)[0]}" for s in lets]
+            blocks.append(self.paragraph(self._say("lets") + ": " + ", ".join(self.math(r) for r in rows)))
+        for q in a.queries:
+            blocks.append(self._print(q, analysis=a))
+        return "\n\n".join(blocks)
+
+    def _print_QueryResult(self, q, analysis, **_) -> str:
+        step = derive.derive_query(analysis, q)
+        if step is None:
+            return self.items([self._say("query_verdict", name=self.code(q.name),
+                                         verdict=self._verdict_words(q.value))])
+        return self._steps([step])

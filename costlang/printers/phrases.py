@@ -1,0 +1,98 @@
+"""The words of the derivation printers, per language: one table of phrases, one logic.
+
+Input: a language code (`en`, `ko`) and a phrase key. Output: the phrase, a `str.format` template
+whose fields the printer fills with formatted math or names. Korean follows the chapter's terms
+(산술 강도 I, 임계 강도 I*, 메모리 바운드, 연산 바운드, 데이터 이동량, 연산량, 달성 가능 성능).
+"""
+from __future__ import annotations
+
+__all__ = ["PHRASES", "LANGUAGES", "phrase"]
+
+_EN = {
+    "title": "Derivation: {file}",
+    "hardware": "Hardware {name}: peak {peaks}; bandwidth {bw} ({level}); launch overhead {launch}.",
+    "conventions": ("Conventions: one FMA = 2 FLOP; SI decimal units; bytes are algorithmic bytes at the "
+                    "{level} level (each kernel reads each input once and writes each output once, at its "
+                    "dtype's size); {Tk} is a lower bound on the measured time."),
+    "free": "Free symbols: {symbols}. The results below are expressions in them.",
+    "kernel": "Kernel {name} ({ops})",
+    "step_bytes": "{n} Data moved ({level}): (reads + writes) times the dtype size",
+    "read": "read", "write": "write",
+    "traffic": "{direction} {tensor} ({role}, {dtype}): {bytes}",
+    "traffic_stated": "{direction} (stated in the file): {bytes}",
+    "step_flops": "{n} FLOPs (one FMA = 2 FLOP)",
+    "step_intensity": "{n} Arithmetic intensity {I} against the critical intensity {Istar}",
+    "critical_dtype": "{Istar} uses the {dtype} peak, the dtype this kernel computes in.",
+    "step_attainable": "Attainable performance {formula}",
+    "step_times": "Times",
+    "verdict_title": "Verdict",
+    "memory-bound": ("Since {comparison}, the kernel is memory-bound. Faster cores do not help; "
+                     "raise I by fusion, reuse (tiling) or a smaller dtype."),
+    "compute-bound": ("Since {comparison}, the kernel is compute-bound; the ceiling is the peak, so "
+                      "tensor cores and occupancy are the levers."),
+    "balanced": "Since {comparison}, the kernel sits on the ridge point: compute and memory take the same time.",
+    "launch-bound": ("The launch overhead exceeds both times ({comparison}): the kernel is launch-bound; "
+                     "fuse kernels or batch the launches (CUDA Graphs)."),
+    "depends": "The kernel is memory-bound when {condition}, and compute-bound otherwise.",
+    "depends_free": "it depends on the free symbols (see each kernel).",
+    "totals": "Whole program ({launches} kernel launches)",
+    "measured": "Measured: kernel {name}, time {time}",
+    "queries": "Queries",
+    "lets": "Definitions",
+    "query_verdict": "{name}: {verdict}",
+    "verdict_words": {"memory-bound": "memory-bound", "compute-bound": "compute-bound",
+                      "launch-bound": "launch-bound", "balanced": "balanced",
+                      "depends": "memory-bound when {condition}, else compute-bound"},
+    "role": {"input": "input", "weight": "weight", "intermediate": "intermediate", "output": "output",
+             "stated": "stated"},
+}
+
+_KO = {
+    "title": "유도: {file}",
+    "hardware": "하드웨어 {name}: 피크 {peaks}; 대역폭 {bw} ({level}); 런치 오버헤드 {launch}.",
+    "conventions": ("약속: FMA 1회 = 2 FLOP; SI 십진 단위; 데이터 이동량은 {level}을 오가는 알고리즘 바이트"
+                    "(각 커널은 입력을 한 번 읽고 출력을 한 번 쓴다, 원소 바이트 기준); {Tk}은 실측 시간의 하한."),
+    "free": "자유 기호: {symbols}. 아래 결과는 이 기호들의 식이다.",
+    "kernel": "커널 {name} ({ops})",
+    "step_bytes": "{n} 데이터 이동량 ({level}): (읽기 + 쓰기) × 원소 바이트",
+    "read": "읽기", "write": "쓰기",
+    "traffic": "{direction} {tensor} ({role}, {dtype}): {bytes}",
+    "traffic_stated": "{direction} (파일에 명시): {bytes}",
+    "step_flops": "{n} 연산량 (FMA = 2 FLOP)",
+    "step_intensity": "{n} 산술 강도 {I}와 임계 강도 {Istar} 비교",
+    "critical_dtype": "{Istar}는 이 커널이 계산하는 {dtype}의 피크로 구한다.",
+    "step_attainable": "달성 가능 성능 {formula}",
+    "step_times": "시간",
+    "verdict_title": "판정",
+    "memory-bound": ("{comparison} 이므로 메모리 바운드다. 코어를 늘려도 빨라지지 않는다 — "
+                     "융합·재사용(타일링)·정밀도 축소로 I를 높여야 한다."),
+    "compute-bound": ("{comparison} 이므로 연산 바운드다. 천장은 피크 FLOP/s — 텐서코어·점유율로 코어 "
+                      "효율을 높인다."),
+    "balanced": "{comparison} 이므로 꺾이는 점 위에 있다 — 연산과 메모리 시간이 같다.",
+    "launch-bound": ("런치 오버헤드가 두 시간보다 커서({comparison}) 런치 바운드다 — 커널을 융합하거나 "
+                     "CUDA Graphs로 런치 수를 줄인다."),
+    "depends": "{condition} 이면 메모리 바운드, 아니면 연산 바운드다.",
+    "depends_free": "자유 기호의 값에 따라 다르다 (커널별 판정 참고).",
+    "totals": "프로그램 전체 (커널 런치 {launches}회)",
+    "measured": "실측: 커널 {name}, 시간 {time}",
+    "queries": "질의",
+    "lets": "정의",
+    "query_verdict": "{name}: {verdict}",
+    "verdict_words": {"memory-bound": "메모리 바운드", "compute-bound": "연산 바운드",
+                      "launch-bound": "런치 바운드", "balanced": "균형",
+                      "depends": "{condition} 이면 메모리 바운드, 아니면 연산 바운드"},
+    "role": {"input": "입력", "weight": "가중치", "intermediate": "중간 텐서", "output": "출력",
+             "stated": "명시"},
+}
+
+PHRASES = {"en": _EN, "ko": _KO}
+LANGUAGES = tuple(PHRASES)
+
+
+def phrase(lang: str, key: str):
+    """The phrase `key` in `lang` (a template string, or a small table for words).
+
+    >>> phrase("ko", "verdict_words")["memory-bound"]
+    '메모리 바운드'
+    """
+    return PHRASES[lang][key]

@@ -1,0 +1,1 @@
+"""Maintenance tools run from a checkout (not part of the analysis pipeline)."""

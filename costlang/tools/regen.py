@@ -1,0 +1,68 @@
+"""Regenerate the derivation golden files next to the seed examples: `python -m costlang.tools.regen`.
+
+Input: the `.cost` files listed in `GOLDEN_EXAMPLES` (paths relative to the repository root).
+Output: for each, `<stem>.en.md`, `<stem>.ko.md`, `<stem>.en.tex`, `<stem>.ko.tex` beside it: the
+Markdown derivation and the LaTeX fragment (for `\\input`), in English and Korean. `--check`
+writes nothing and exits 1 listing the files that are missing or out of date (the tests do this).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+__all__ = ["GOLDEN_EXAMPLES", "VARIANTS", "golden_files", "render", "main"]
+
+GOLDEN_EXAMPLES = (
+    "examples/roofline/vector_add_fp16.cost",           # chapter, example A
+    "examples/roofline/gemm_4096.cost",                 # chapter, example B
+    "examples/roofline/llm_decode_70b.cost",            # chapter, example C
+    "examples/roofline/exercises/ex1_gelu_fp32.cost",
+    "examples/roofline/exercises/ex2_gemm_1024.cost",
+    "examples/roofline/exercises/ex3_decode_130b_int4.cost",
+    "examples/roofline/exercises/ex4_fusion.cost",
+    "examples/kernel_time/gemm_3x2x3.cost",             # note, section 1
+    "examples/kernel_time/vector_add_fp32.cost",        # note, sections 7-8
+    "examples/kernel_time/effective_bandwidth.cost",    # note, section 3
+)
+#: golden suffix → (format, language)
+VARIANTS = {".en.md": ("md", "en"), ".ko.md": ("md", "ko"), ".en.tex": ("latex", "en"),
+            ".ko.tex": ("latex", "ko")}
+
+
+def golden_files(root: Path) -> Iterator[tuple[Path, Path, str, str]]:
+    """(source .cost, golden file, format, language) for every golden file."""
+    for rel in GOLDEN_EXAMPLES:
+        source = root / rel
+        for suffix, (fmt, lang) in VARIANTS.items():
+            yield source, source.with_name(source.stem + suffix), fmt, lang
+
+
+def render(source: Path, fmt: str, lang: str) -> str:
+    from .. import load
+    from ..derive_cli import render_derivation
+    return render_derivation(load(source).analyze(), fmt, lang)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m costlang.tools.regen", description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=".", help="the repository root (default: the current directory)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is stale")
+    args = p.parse_args(argv)
+    stale = []
+    for source, golden, fmt, lang in golden_files(Path(args.root)):
+        text = render(source, fmt, lang)
+        if golden.exists() and golden.read_text(encoding="utf-8") == text:
+            continue
+        stale.append(golden)
+        if not args.check:
+            golden.write_text(text, encoding="utf-8")
+    verb = "stale" if args.check else "written"
+    for path in stale:
+        sys.stderr.write(f"{verb}: {path}\n")
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Every math fragment of every derivation renders in a real renderer: KaTeX, through Node.
+
+KaTeX is installed by `.ci/run` into tests/node (`npm ci --prefix tests/node`). When Node or
+KaTeX is missing this test fails (it is not skipped): a broken formula must never pass unseen.
+All fragments go to one node process.
+"""
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import costlang
+from costlang.printers.latex import LatexDocPrinter
+from costlang.printers.markdown import MarkdownPrinter
+from costlang.tools import regen
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_DIR = ROOT / "tests" / "node"
+_MD = re.compile(r"\$\$\n(.*?)\n\$\$|\$([^$\n]+)\$", re.S)
+_TEX = re.compile(r"\\\[\n(.*?)\n\\\]|\\\((.*?)\\\)", re.S)
+
+
+def fragments(text: str, pattern) -> list[dict]:
+    return [{"tex": m.group(1) if m.group(1) is not None else m.group(2), "display": m.group(1) is not None}
+            for m in pattern.finditer(text)]
+
+
+def render_all(frags: list[dict]) -> list:
+    node = shutil.which("node")
+    assert node, "node is not installed: install Node.js (v18+) to run the KaTeX check"
+    assert (NODE_DIR / "node_modules" / "katex").is_dir(), (
+        "KaTeX is not installed: run `npm ci --prefix tests/node` (as .ci/run does)")
+    r = subprocess.run([node, str(NODE_DIR / "katex_check.js")], input=json.dumps(frags),
+                       capture_output=True, text=True, cwd=NODE_DIR)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_fragment_extraction():
+    text = "a $x$ b\n\n$$\n\\begin{aligned}\ny &= 1\n\\end{aligned}\n$$\n"
+    assert fragments(text, _MD) == [{"tex": "x", "display": False},
+                                    {"tex": "\\begin{aligned}\ny &= 1\n\\end{aligned}", "display": True}]
+    assert fragments("\\(I^{*}\\) and \\[\nz\n\\]", _TEX) == [{"tex": "I^{*}", "display": False},
+                                                            {"tex": "z", "display": True}]
+
+
+def test_katex_catches_a_broken_formula():
+    assert render_all([{"tex": "\\frac{1}{", "display": True}, {"tex": "I^{*}", "display": False}]) \
+        [1] is None
+    assert "KaTeX parse error" in render_all([{"tex": "\\fracc{1}{2}", "display": False}])[0]
+
+
+def test_every_golden_math_fragment_renders_in_katex():
+    frags, where = [], []
+    for source, golden, fmt, lang in regen.golden_files(ROOT):
+        text = golden.read_text(encoding="utf-8")
+        found = fragments(text, _MD if fmt == "md" else _TEX)
+        assert found, golden
+        frags += found
+        where += [golden.name] * len(found)
+    # the standalone documents and the free-hardware variants print the same kinds of math
+    a = costlang.load(ROOT / "examples/roofline/gemm_4096.cost").analyze(hardware="h100_sxm")
+    for text, pattern in ((MarkdownPrinter(lang="ko").doprint(a), _MD),
+                          (LatexDocPrinter(standalone=True).doprint(a), _TEX)):
+        found = fragments(text, pattern)
+        frags += found
+        where += ["h100 variant"] * len(found)
+    assert len(frags) > 1000
+    errors = [(w, f["tex"], e) for w, f, e in zip(where, frags, render_all(frags)) if e is not None]
+    assert not errors, errors[:5]
