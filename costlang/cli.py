@@ -26,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     run.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's, else elementwise)")
     run.add_argument("--hardware", help="analyse on another hardware preset")
+    run.add_argument("--compare-fusion", action="store_true",
+                     help="also show the program unfused next to the chosen fusion mode, with ratios")
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
     from .derive_cli import add_parsers
@@ -58,11 +60,15 @@ def _run(args) -> str:
     from . import load
     model = load(args.file)
     analysis = model.analyze(fusion=args.fusion, hardware=args.hardware)
+    comparison = None
+    if args.compare_fusion:
+        from .analysis.compare import compare_fusion
+        comparison = compare_fusion(analysis)
     if args.json:
         from .printers.json import to_json
-        return to_json(analysis)
+        return to_json(analysis, comparison)
     from .printers.text import report
-    return report(analysis)
+    return report(analysis, comparison)
 
 
 def _check(args) -> str:
