@@ -295,3 +295,35 @@ def test_cli_names_the_launch_bound_pitfall(capsys):
     assert main(["run", str(EXAMPLES / "fusion/launch_bound.cost"), "--fusion", "none"]) == 0
     out = capsys.readouterr().out
     assert "launch-bound: 8 launches take 40 µs" in out
+
+
+# --- with_fusion(MODE, expr): another fusion mode, asked in the language ----------------------------
+
+def test_with_fusion_queries_in_the_examples(analyze_example):
+    a = analyze_example("fusion/cos_cos.cost")
+    assert query(a, "passes, unfused") == 4          # 16N / 4N
+    assert query(a, "traffic factor") == 2           # 16N / 8N
+    assert query(a, "intensity factor") == 2         # (1/4) / (1/8)
+    b = analyze_example("fusion/chapter_add_mul_act.cost")
+    assert query(b, "I, unfused") == R(1, 4) and query(b, "I factor") == 3
+    none = analyze_example("fusion/chapter_add_mul_act.cost", fusion="none")
+    assert query(none, "I factor") == 1              # unfused against itself
+
+
+def test_with_fusion_per_kernel_and_nested():
+    a = analyze("input x: fp16[N]\na = cos(x)\nb = cos(a)\n"
+                "query q = with_fusion(epilogue, with_fusion(none, bytes(b)))\n"
+                "query r = with_fusion(none, launches())\n", "elementwise")
+    # unfused kernel b reads a (8 · 2 B) and writes b (16 B)
+    assert query(a, "q") == 32 and query(a, "r") == 2
+
+
+@pytest.mark.parametrize("call", ["with_fusion(fast, bytes())", "with_fusion(none)",
+                                  "with_fusion(bytes(), none)"])
+def test_with_fusion_needs_a_mode_and_an_expression(tmp_path, capsys, call):
+    path = tmp_path / "bad.cost"
+    path.write_text(HEAD + f"input x: fp16[N]\ny = exp(x)\nquery q = {call}\n", encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:5:11: error: with_fusion() takes a fusion mode and an expression" in err
+    assert "modes are: none, elementwise, epilogue" in err

@@ -8,6 +8,7 @@ when N is free). Printers turn ratios below 1 into "÷ k" and above 1 into "× k
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -15,7 +16,11 @@ import sympy
 
 from ..units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
 
-__all__ = ["Change", "FusionComparison", "compare_fusion", "FIGURES"]
+__all__ = ["Change", "FusionComparison", "compare_fusion", "analysis_under", "FIGURES"]
+
+# Program statements answered by `analyze` that may ask for other fusion modes themselves:
+# an analysis under another mode leaves them out, so that `with_fusion` cannot recurse.
+_ANSWERED = ("queries", "solves", "compares")
 
 # (attribute of Totals, label printed with the ratio, unit)
 FIGURES = (
@@ -59,12 +64,21 @@ def compare_fusion(analysis, baseline: str = "none") -> FusionComparison:
     >>> c.change("bytes").before, c.change("bytes").after, c.change("bytes").ratio
     (16*N, 8*N, 1/2)
     """
-    from .roofline import analyze
-    before = analyze(analysis.program, fusion=baseline, hardware=analysis.hardware.name)
+    before = analysis_under(analysis, baseline)
     changes = tuple(_change(name, label, unit, getattr(before.totals, name), getattr(analysis.totals, name))
                     for name, label, unit in FIGURES)
     return FusionComparison(baseline, analysis.fusion, changes,
                             tuple(k.ops for k in before.kernels), tuple(k.ops for k in analysis.kernels))
+
+
+def analysis_under(analysis, mode: str):
+    """The same program, hardware and bindings analysed under fusion `mode`, without its queries
+    and what-if statements."""
+    from .roofline import analyze
+    program = analysis.program
+    quiet = {f.name: type(getattr(program, f.name))() for f in dataclasses.fields(program)
+             if f.name in _ANSWERED}
+    return analyze(dataclasses.replace(program, **quiet), fusion=mode, hardware=analysis.hardware.name)
 
 
 def _change(name: str, label: str, unit: Unit, before, after) -> Change:

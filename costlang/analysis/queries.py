@@ -108,6 +108,9 @@ class _QueryScope:
             return self._measured(node)
         if f in STATIC_FUNCTIONS:
             return static_call(_ProgramNames(self.a.program), node)
+        if f == "with_fusion":  # the expression over the same program under another fusion mode
+            from .compare import analysis_under
+            return evaluate(node.args[1], _QueryScope(analysis_under(self.a, node.args[0].id)))
         if f == "bound":
             raise SemanticError("bound() gives a verdict, not a number; query it on its own",
                                 node.span, "write `query bound(C)`")

@@ -29,7 +29,7 @@ __all__ = ["resolve", "static_call", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
 #: functions usable anywhere: their value is known before any cost is computed
 STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
 #: functions over analysis results, usable in `let` and `query` (implemented in analysis.queries)
-RESULT_FUNCTIONS = tuple(RESULT_UNITS) + ("bound",)
+RESULT_FUNCTIONS = tuple(RESULT_UNITS) + ("bound", "with_fusion")
 
 
 def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = True) -> Program:

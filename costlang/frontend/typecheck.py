@@ -15,7 +15,7 @@ from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
 from . import ast
 
-__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "check_expression"]
+__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "check_expression", "fusion_mode_arg"]
 
 #: result functions over a kernel (or tensor, or nothing for the program) → unit of their value
 KERNEL_FUNCTIONS = {
@@ -32,6 +32,16 @@ HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhea
                       "peak": FLOP_PER_S}
 PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE}
 RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS}
+
+
+def fusion_mode_arg(node: ast.Call) -> ast.Expr:
+    """Check `with_fusion(MODE, expr)` (expr evaluated under another fusion mode); return expr."""
+    from ..ir.program import FUSION_MODES
+    args = node.args
+    if len(args) != 2 or not isinstance(args[0], ast.Name) or args[0].id not in FUSION_MODES:
+        raise SemanticError("with_fusion() takes a fusion mode and an expression", node.span,
+                            f"e.g. `with_fusion(none, bytes())`; modes are: {', '.join(FUSION_MODES)}")
+    return args[1]
 
 
 def check_expression(r, expr: ast.Expr, whole_query: bool = False) -> None:
@@ -68,8 +78,10 @@ class _CheckScope:
         if f == "bound":
             raise SemanticError("bound() gives a verdict, not a number; query it on its own",
                                 node.span, "write `query bound(C)`")
+        if f == "with_fusion":
+            return evaluate(fusion_mode_arg(node), self)
         if f not in RESULT_UNITS:
-            known = tuple(MATH_FUNCTIONS) + STATIC_FUNCTIONS + tuple(RESULT_UNITS) + ("bound",)
+            known = tuple(MATH_FUNCTIONS) + STATIC_FUNCTIONS + tuple(RESULT_UNITS) + ("bound", "with_fusion")
             raise CostNameError(f"unknown function '{f}'", node.func_span, did_you_mean(f, known))
         if f in KERNEL_FUNCTIONS:
             self.kernel_arg(node, allow_none=not f.startswith(("measured", "actual", "effective", "achieved"))
