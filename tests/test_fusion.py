@@ -327,3 +327,15 @@ def test_with_fusion_needs_a_mode_and_an_expression(tmp_path, capsys, call):
     err = capsys.readouterr().err
     assert f"{path}:5:11: error: with_fusion() takes a fusion mode and an expression" in err
     assert "modes are: none, elementwise, epilogue" in err
+
+
+def test_fused_kernel_with_mixed_math_uses_the_widest_dtype():
+    # y computes in fp16, z (reading the fp32 input w) in fp32: the fused kernel is timed at the
+    # fp32 peak, so on chapter_gpu (fp16 only) it is refused as the unfused z kernel would be
+    src = "input x: fp16[N]\ninput w: fp32[N]\ny = exp(x)\nz = mul(y, w)\n"
+    m = load_string("use hardware note_virtual\ndim N = 8\n" + src)
+    (k,) = m.analyze().kernels
+    assert k.cost.math_dtype == "fp32"
+    from costlang.errors import SemanticError
+    with pytest.raises(SemanticError, match="no peak FLOP/s for fp32"):
+        load_string(HEAD + src).analyze()

@@ -74,9 +74,19 @@ def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
         reads = [Traffic("(stated)", "stated", stated.reads)]
     if stated is not None and stated.writes is not None:
         writes = [Traffic("(stated)", "stated", stated.writes)]
-    anchor = next((n for n in nodes if n.kind != "elementwise"), nodes[0])
+    anchor = next((n for n in nodes if n.kind != "elementwise"), _widest_math(nodes))
     return KernelCost(sympy.Add(*[n.flops for n in nodes]), tuple(reads), tuple(writes),
                       anchor.math_dtype.name)
+
+
+def _widest_math(nodes):
+    """The op of a fused elementwise kernel whose math dtype is widest (first on ties): its peak is
+    the kernel's, so a kernel mixing fp16 and fp32 math is not timed at the fp16 peak."""
+    best = nodes[0]
+    for n in nodes[1:]:
+        if (n.math_dtype.size - best.math_dtype.size).is_positive:
+            best = n
+    return best
 
 
 def partition_costs(program: Program, kernels) -> tuple[KernelCost, ...]:
