@@ -26,6 +26,8 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                         help="with --format latex: a compilable document, not a fragment for \\input")
     derive.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's)")
     derive.add_argument("--hardware", help="derive on another hardware preset")
+    derive.add_argument("--compare-fusion", action="store_true",
+                        help="also derive the traffic before and after fusion (unfused vs the mode)")
     derive.add_argument("-o", "--output", help="write to this file instead of stdout")
     plot = sub.add_parser("plot", help="draw the roofline (or a sweep) to a PNG, SVG or PDF file")
     plot.add_argument("file")
@@ -44,12 +46,14 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     return [derive, plot]
 
 
-def render_derivation(analysis, fmt: str = "md", lang: str = "en", standalone: bool = False) -> str:
+def render_derivation(analysis, fmt: str = "md", lang: str = "en", standalone: bool = False,
+                      extras=()) -> str:
+    """The derivation of `analysis`, then of each extra result (e.g. a `FusionComparison`)."""
     if fmt == "md":
         from .printers.markdown import MarkdownPrinter
-        return MarkdownPrinter(lang=lang).doprint(analysis)
+        return MarkdownPrinter(lang=lang).doprint(analysis, extras=extras)
     from .printers.latex import LatexDocPrinter
-    return LatexDocPrinter(lang=lang, standalone=standalone).doprint(analysis)
+    return LatexDocPrinter(lang=lang, standalone=standalone).doprint(analysis, extras=extras)
 
 
 def _emit(text: str, output) -> str:
@@ -62,7 +66,11 @@ def _emit(text: str, output) -> str:
 def derive_command(args) -> str:
     from . import load
     analysis = load(args.file).analyze(fusion=args.fusion, hardware=args.hardware)
-    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone), args.output)
+    extras = ()
+    if args.compare_fusion:
+        from .analysis.compare import compare_fusion
+        extras = (compare_fusion(analysis),)
+    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras), args.output)
 
 
 def plot_command(args) -> str:

@@ -169,3 +169,17 @@ def test_regen_check_command():
     r = subprocess.run([sys.executable, "-m", "costlang.tools.regen", "--check", "--root", str(ROOT)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_fusion_comparison_section(capsys):
+    # exercise 4: 16N B unfused → 8N B fused (× 1/2), I 3/16 → 3/8 (× 2), 3 launches → 1
+    assert main(["derive", str(EX / "roofline/exercises/ex4_fusion.cost"), "--compare-fusion"]) == 0
+    text = capsys.readouterr().out
+    assert "## Fusion: none → elementwise" in text
+    assert "Kernels before: `t1`, `t2`, `y`. After: `t1+t2+y`." in text
+    assert "- traffic: $16777216\\,\\mathrm{B} \\approx 16.8\\,\\mathrm{MB} \\to 8388608\\,\\mathrm{B} " \
+           "\\approx 8.39\\,\\mathrm{MB} \\quad (\\times\\, 0.5)$" in text
+    assert "- I: $0.1875\\,\\mathrm{FLOP/B} \\to 0.375\\,\\mathrm{FLOP/B} \\quad (\\times\\, 2)$" in text
+    assert "- launches: $3 \\to 1 \\quad (\\times\\, \\frac{1}{3})$" in text
+    # the golden file of exercise 4 carries the same section, in Korean too
+    assert "## 융합: none → elementwise" in (EX / "roofline/exercises/ex4_fusion.ko.md").read_text(encoding="utf-8")

@@ -105,6 +105,15 @@ class Analysis:
                 return k
         raise KeyError(node)
 
+    # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
+    def _repr_markdown_(self) -> str:
+        from ..printers.markdown import MarkdownPrinter
+        return MarkdownPrinter().doprint(self)
+
+    def _repr_latex_(self) -> str:
+        from ..printers.latex import LatexDocPrinter
+        return LatexDocPrinter().doprint(self)
+
 
 def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
     name = name or program.selected_hardware

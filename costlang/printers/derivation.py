@@ -112,7 +112,7 @@ class DerivationPrinter(Printer):
         return self.display([r for s in steps for r in self._step_rows(s)])
 
     # --- results -------------------------------------------------------------------------------
-    def _print_Analysis(self, a, **_) -> str:
+    def _print_Analysis(self, a, extras=(), **_) -> str:
         title = self._say("title", file=self.code(Path(a.program.source_name).name))
         blocks = [self._hardware(a)]
         free = a.program.free_symbols
@@ -127,7 +127,8 @@ class DerivationPrinter(Printer):
             blocks.append(self._print(m, analysis=a))
         if a.queries:
             blocks.append(self._queries(a))
-        for extra in getattr(a, "derivation_extras", ()):
+        # results other stages attach (solve results, what-if comparisons), then the caller's
+        for extra in tuple(getattr(a, "solves", ())) + tuple(extras):
             blocks.append(self._print(extra, analysis=a))
         return self.document(blocks, title)
 
@@ -231,3 +232,61 @@ class DerivationPrinter(Printer):
             return self.items([self._say("query_verdict", name=self.code(q.name),
                                          verdict=self._verdict_words(q.value))])
         return self._steps([step])
+
+    # --- results of other stages: one method each ---------------------------------------------
+    def _print_FusionComparison(self, c, analysis, **_) -> str:
+        """Before → after for FLOPs, traffic, I, T_kernel and launches, with the exact ratio."""
+        kernels = lambda ks: ", ".join(self.code("+".join(k)) for k in ks)  # noqa: E731
+        rows = []
+        for ch in c.changes:
+            before = self._chain(analysis.value(ch.before), ch.unit).split(" ", 1)[1]
+            after = self._chain(analysis.value(ch.after), ch.unit).split(" ", 1)[1]
+            ratio = "" if ch.ratio is None else rf" \quad (\times\, {self._tex(ch.ratio)[0]})"
+            rows.append(self.text(ch.label) + ": " + self.math(rf"{before} \to {after}{ratio}"))
+        return "\n\n".join([
+            self.heading(self._say("fusion", before=c.baseline, after=c.mode), 2),
+            self.paragraph(self._say("fusion_kernels", before=kernels(c.kernels_before),
+                                     after=kernels(c.kernels_after))),
+            self.items(rows)])
+
+    def _print_SolveResult(self, r, analysis, **_) -> str:
+        """The equation, its solved form (closed, then in b, I*, BW), the value and the conditions."""
+        x = self._tex(r.symbol)[0]
+        rows = []
+        for n, root in enumerate(r.roots):
+            forms = [_lifted(r.general[n]) if n < len(r.general) else None, root,
+                     r.values[n] if n < len(r.values) else None]
+            texts = []
+            for f in forms:
+                tex = self._tex(f)[0] if f is not None else None
+                if tex is not None and tex not in texts:
+                    texts.append(tex)
+            rows += [f"{x} &= {texts[0]}"] + [f"&= {t}" for t in texts[1:]]
+        blocks = [self.heading(self._say("solve", name=self.code(r.name)), 2),
+                  self.paragraph(self._say("equation", lhs=self.code(r.lhs_text), rel=r.relation,
+                                           rhs=self.code(r.rhs_text), x=self.math(x)))]
+        if rows:
+            blocks.append(self.display(rows))
+        for expr, condition in r.conditions:
+            blocks.append(self.paragraph(self._say("condition", expr=self.math(self._tex(expr)[0]),
+                                                   condition=self.math(self._tex(condition)[0]))))
+        for ap in r.approximations:
+            value = "" if ap.value is None else " = " + self._tex(ap.value)[0]
+            blocks.append(self.paragraph(self._say(
+                "approximation", symbol=self.math(self._tex(ap.symbol)[0]),
+                expr=self.math(f"{x} \\approx {self._tex(ap.expr)[0]}{value}"))))
+        return "\n\n".join(blocks)
+
+    def _print_RegimeMap(self, r, analysis, **_) -> str:
+        parts = [self.heading(self._say("solve", name=self.code(r.name)), 2)]
+        for kernel, result in r.kernels:
+            body = self._print(result, analysis=analysis) if not isinstance(result, Verdict) \
+                else self.paragraph(self._verdict_words(result))
+            parts.append(self.paragraph(self.bold(self.code(kernel))) + "\n\n" + body)
+        return "\n\n".join(parts)
+
+
+def _lifted(expr):
+    """A solve's general form, with its lifted symbols (Istar, BW) named as the recipe names them."""
+    names = {"Istar": derive.ISTAR_T, "BW": derive.BW_T}
+    return expr.xreplace({sym: names[sym.name] for sym in expr.free_symbols if sym.name in names})

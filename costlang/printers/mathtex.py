@@ -243,6 +243,6 @@ def value_chain(value, unit: Unit, digits: int = 3, percent: bool = False) -> li
     if prefixed is not None and prefixed[0] != approx + sep():
         exact_prefix = prefixed[1] and chain[0][0] == "="
         chain.append(("=" if exact_prefix else r"\approx", prefixed[0]))
-    elif prefixed is None and not p.rounded and approx != exact:
+    elif prefixed is None and not p.rounded and r"\frac" in exact:
         chain.append((r"\approx", approx + sep()))
     return chain

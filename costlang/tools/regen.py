@@ -2,7 +2,8 @@
 
 Input: the `.cost` files listed in `GOLDEN_EXAMPLES` (paths relative to the repository root).
 Output: for each, `<stem>.en.md`, `<stem>.ko.md`, `<stem>.en.tex`, `<stem>.ko.tex` beside it: the
-Markdown derivation and the LaTeX fragment (for `\\input`), in English and Korean. `--check`
+Markdown derivation and the LaTeX fragment (for `\\input`), in English and Korean, with the
+before/after-fusion section where fusion merged kernels. `--check`
 writes nothing and exits 1 listing the files that are missing or out of date (the tests do this).
 """
 from __future__ import annotations
@@ -40,9 +41,14 @@ def golden_files(root: Path) -> Iterator[tuple[Path, Path, str, str]]:
 
 
 def render(source: Path, fmt: str, lang: str) -> str:
+    """The derivation, with the before/after-fusion section when fusion changed the kernels."""
     from .. import load
+    from ..analysis.compare import compare_fusion
     from ..derive_cli import render_derivation
-    return render_derivation(load(source).analyze(), fmt, lang)
+    analysis = load(source).analyze()
+    comparison = compare_fusion(analysis)
+    extras = (comparison,) if comparison.kernels_before != comparison.kernels_after else ()
+    return render_derivation(analysis, fmt, lang, extras=extras)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
