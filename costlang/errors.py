@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 
 __all__ = [
     "Source", "Span", "CostlangError", "CostSyntaxError", "CostNameError", "ShapeError", "UnitError",
-    "SemanticError", "SolveError", "CostImportError", "ErrorGroup", "did_you_mean",
+    "SemanticError", "SolveError", "CostImportError", "BudgetError", "ErrorGroup", "did_you_mean",
 ]
 
 
@@ -105,6 +105,11 @@ class SolveError(CostlangError):
 
 class CostImportError(CostlangError):
     kind = "import"
+
+
+class BudgetError(CostlangError):
+    """A computation (sympy simplify, solve, ...) did not finish within its time budget."""
+    kind = "budget"
 
 
 class ErrorGroup(CostlangError):

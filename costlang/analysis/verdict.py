@@ -11,6 +11,9 @@ from typing import Optional
 
 import sympy
 
+from ..budget import time_budget
+from ..errors import Span
+
 __all__ = ["Verdict", "decide"]
 
 MEMORY, COMPUTE, LAUNCH, BALANCED, DEPENDS = (
@@ -26,8 +29,10 @@ class Verdict:
         return self.bound if self.condition is None else f"memory-bound when {self.condition}, else compute-bound"
 
 
-def _sign(e: sympy.Expr) -> Optional[int]:
-    e = sympy.simplify(e) if not e.is_number else e
+def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
+    if not e.is_number:
+        with time_budget(None, "simplifying a roofline comparison", span):
+            e = sympy.simplify(e)
     if e.is_positive:
         return 1
     if e.is_negative:
@@ -37,25 +42,27 @@ def _sign(e: sympy.Expr) -> Optional[int]:
     return None
 
 
-def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr) -> Verdict:
-    """The bound of a kernel from its (bound) times.
+def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
+           span: Optional[Span] = None) -> Verdict:
+    """The bound of a kernel from its (bound) times; `span` is what a time-budget error points at.
 
     >>> decide(sympy.Rational(1, 200000), sympy.Rational(3, 2500), 0).bound
     'memory-bound'
     """
-    if _sign(launch - sympy.Max(t_compute, t_memory)) == 1:
+    if _sign(launch - sympy.Max(t_compute, t_memory), span) == 1:
         return Verdict(LAUNCH)
-    sign = _sign(t_memory - t_compute)
+    sign = _sign(t_memory - t_compute, span)
     if sign is not None:
         return Verdict({1: MEMORY, -1: COMPUTE, 0: BALANCED}[sign])
-    return Verdict(DEPENDS, _condition(t_memory > t_compute))
+    return Verdict(DEPENDS, _condition(t_memory > t_compute, span))
 
 
-def _condition(rel) -> str:
+def _condition(rel, span: Optional[Span]) -> str:
     free = sorted(rel.free_symbols, key=str)
     if len(free) == 1:
         try:
-            solved = sympy.solve_univariate_inequality(rel, free[0])
+            with time_budget(None, "solving when a kernel is memory-bound", span):
+                solved = sympy.solve_univariate_inequality(rel, free[0])
             return str(solved)
         except (NotImplementedError, ValueError, TypeError):
             pass
