@@ -1,1 +1,10 @@
-"""Passes over the operator graph: partitions of its ops into kernels (fusion)."""
+"""Passes over the operator graph: partitions of its ops into kernels (fusion) and their verifier.
+
+Input: the operator graph (`ir.graph`) and the `Program`. Output: tuples of `Kernel`s.
+"""
+from .fusion import FusionPass, fuse
+from .kernels import Kernel, kernel_graph, one_kernel_per_op
+from .verify import PartitionError, verify_partition
+
+__all__ = ["FusionPass", "Kernel", "PartitionError", "fuse", "kernel_graph", "one_kernel_per_op",
+           "verify_partition"]

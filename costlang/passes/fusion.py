@@ -72,11 +72,11 @@ def _prologue(m: _Merge) -> bool:
 
 
 def _other_space(m: _Merge) -> bool:
+    # Every kernel already has one iteration space (singletons trivially; merges keep it), so one
+    # op of each side stands for its kernel.
     p = m.program
-    shapes = [p.tensors[p.nodes[n].output].shape for n in m.ops]
-    first = shapes[0]
-    return not all(len(s) == len(first) and all(same_dim(x, y, p.bindings) for x, y in zip(s, first))
-                   for s in shapes[1:])
+    a, b = (p.tensors[p.nodes[side[0]].output].shape for side in (m.producer, m.consumer))
+    return not (len(a) == len(b) and all(x == y or same_dim(x, y, p.bindings) for x, y in zip(a, b)))
 
 
 def _reads_own_output_through_view(m: _Merge) -> bool:
