@@ -32,7 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("file")
     from .derive_cli import add_parsers
     add_parsers(sub)  # derive, plot (issue 5)
-    for s in (run, check):
+    from .cli_whatif import add_parsers as add_whatif_parsers, add_set_option
+    add_set_option(run)
+    whatif = add_whatif_parsers(sub)  # compare, sweep
+    for s in (run, check, *whatif):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
     return p
 
@@ -59,7 +62,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _run(args) -> str:
     from . import load
     model = load(args.file)
-    analysis = model.analyze(fusion=args.fusion, hardware=args.hardware)
+    from .analysis.roofline import analyze
+    from .cli_whatif import apply_cli_settings
+    analysis = analyze(apply_cli_settings(model, args.set), fusion=args.fusion, hardware=args.hardware)
     comparison = None
     if args.compare_fusion:
         from .analysis.compare import compare_fusion
@@ -78,7 +83,13 @@ def _check(args) -> str:
 
 
 COMMANDS = {"run": _run, "check": _check,
-            "derive": lambda args: _notes("derive", args), "plot": lambda args: _notes("plot", args)}
+            "derive": lambda args: _notes("derive", args), "plot": lambda args: _notes("plot", args),
+            "compare": lambda args: _whatif("compare", args), "sweep": lambda args: _whatif("sweep", args)}
+
+
+def _whatif(command: str, args) -> str:
+    from .cli_whatif import COMMANDS as WHATIF
+    return WHATIF[command](args)
 
 
 def _notes(command: str, args) -> str:

@@ -92,6 +92,8 @@ class Analysis:
     bindings: dict
     queries: tuple = field(default=())
     measurements: tuple = field(default=())
+    solves: tuple = field(default=())        # analysis.solve: SolveResult / RegimeMap
+    comparisons: tuple = field(default=())   # analysis.whatif: Comparison
 
     def value(self, expr):
         """An expression with every bound symbol replaced by its value."""
@@ -143,6 +145,10 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
                         _footprint(program, hw, kernels, outputs), bindings)
     analysis.measurements = measured(analysis)
     analysis.queries = answer_queries(analysis)
+    from .solve import answer_solves
+    from .whatif import answer_compares
+    analysis.solves = answer_solves(analysis)
+    analysis.comparisons = answer_compares(analysis)
     return analysis
 
 

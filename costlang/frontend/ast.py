@@ -205,8 +205,34 @@ class FusionMode:
     span: Span
 
 
+@dataclass(frozen=True)
+class Solve:
+    """`solve [label:] lhs REL rhs for X`, or `solve regimes for X` (lhs and rhs None)."""
+    name: str
+    lhs: Optional[Expr]
+    relation: str  # one of = < <= > >=, or "regimes"
+    rhs: Optional[Expr]
+    target: Name
+    span: Span
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """`scenario NAME { setting = value ... }`: the same program with substitutions."""
+    name: str
+    settings: tuple[Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Compare:
+    """`compare A, B, ...`: scenarios side by side (`baseline` is the file as written)."""
+    scenarios: tuple[Name, ...]
+    span: Span
+
+
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
-                  Use, Let, Query, Measure, FusionMode]
+                  Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare]
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,35 @@ class _ToAst(Transformer):
     def fusion_stmt(self, meta, c):
         return ast.FusionMode(ast.Name(str(c[0]), self._tspan(c[0])), self._span(meta))
 
+    def relop(self, meta, c):
+        return str(c[0])
+
+    def relation(self, meta, c):
+        return (c[0], c[1], c[2])
+
+    def solve_stmt(self, meta, c):
+        label, what, target = c
+        lhs, relation, rhs = what if isinstance(what, tuple) else (None, "regimes", None)
+        if label is None:
+            label = self._text(meta) or "solve"
+        elif label.type == "STRING":
+            label = str(label)[1:-1]
+        return ast.Solve(str(label), lhs, relation, rhs, ast.Name(str(target), self._tspan(target)),
+                         self._span(meta))
+
+    def _text(self, meta) -> str:
+        """A one-line statement's text after its keyword (the default label of a solve)."""
+        if meta.line != meta.end_line:
+            return ""
+        line = self.source.text.splitlines()[meta.line - 1][meta.column - 1: meta.end_column - 1]
+        return line.split(None, 1)[1] if " " in line else line
+
+    def scenario_stmt(self, meta, c):
+        return ast.Scenario(str(c[0]), _options(c[1:]), self._span(meta))
+
+    def compare_stmt(self, meta, c):
+        return ast.Compare(tuple(ast.Name(str(t), self._tspan(t)) for t in c), self._span(meta))
+
     def start(self, meta, c):
         flat = []
         for item in c:

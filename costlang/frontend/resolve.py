@@ -229,6 +229,23 @@ class _Resolver:
                 raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
         self.program.compares.append(s)
 
+    def stmt_Solve(self, s: ast.Solve, path) -> None:
+        from ..analysis.whatif import check_solve
+        check_solve(self, s)
+        self.program.solves.append(s)
+
+    def stmt_Scenario(self, s: ast.Scenario, path) -> None:
+        from ..analysis.whatif import check_scenario
+        self.define("scenario", s.name, s.span)
+        check_scenario(self, s)
+        self.program.scenarios[s.name] = s
+
+    def stmt_Compare(self, s: ast.Compare, path) -> None:
+        for n in s.scenarios:
+            if n.id != "baseline" and n.id not in self.program.scenarios:
+                raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
+        self.program.compares.append(s)
+
     # --- helpers used by the statement handlers and by calls/hardware ----------------------
     def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:
         """Evaluate a static expression and check its unit (a plain number may stand for it)."""

@@ -154,6 +154,10 @@ class Program:
     main_span: Optional[Span] = None
     #: bound symbols → their values, each in terms of free symbols only (kept by `add_symbol`)
     bindings: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    #: what-if statements (answered by analysis.solve and analysis.whatif)
+    solves: list[ast.Solve] = field(default_factory=list)
+    scenarios: dict[str, ast.Scenario] = field(default_factory=dict)
+    compares: list[ast.Compare] = field(default_factory=list)
 
     def add_symbol(self, s: SymbolDef) -> None:
         self.symbols[s.name] = s

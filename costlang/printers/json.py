@@ -72,7 +72,19 @@ def to_dict(a) -> dict:
                          for m in a.measurements],
         "queries": [{"name": q.name, "value": _value(a, q.value),
                      "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+        **_whatif(a),
     }
+
+
+def _whatif(a) -> dict:
+    """Solves and scenario comparisons (printers/whatif.py), present when the file has them."""
+    from .whatif import comparison_dict, solve_dict
+    out = {}
+    if a.solves:
+        out["solves"] = [solve_dict(r) for r in a.solves]
+    if a.comparisons:
+        out["scenario_comparisons"] = [comparison_dict(c) for c in a.comparisons]
+    return out
 
 
 def comparison_dict(a, c) -> dict:

@@ -61,6 +61,8 @@ def report(a, comparison=None) -> str:
               f"{t.bound}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
     lines += _footprint(a) + _measurements(a) + _queries(a)
+    from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
+    lines += whatif_lines(a)
     lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name)]
     return "\n".join(lines) + "\n"
 

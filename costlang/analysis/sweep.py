@@ -1,0 +1,223 @@
+"""Sweep: quantities of a program over one or two symbols, evaluated as numpy arrays.
+
+Input: an `Analysis`, axes (`B=1..1024:pow2`, `d=512..16384:log:6`, `S=1..9:lin:5`, bounds
+parsed by the costlang parser) and the quantities to show (query names of the file, or costlang
+expressions such as `1 / t_kernel()`). Output: `Sweep`, a table of floats (floats only here):
+each exact expression is evaluated once on the whole grid, one numpy operation per node of its
+tree (what sympy's `lambdify` does, without generating code), with the rows where a kernel
+changes bound marked and, when one symbol is swept, each kernel's exact crossing.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import sympy
+
+from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
+from ..frontend import ast
+from .queries import evaluate_in
+from .variants import evaluate_setting, for_analysis, unbind
+
+__all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
+
+DEFAULT_POINTS = 11
+MAX_POINTS = 100_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Crossing:
+    kernel: str
+    symbol: str
+    value: sympy.Expr    # exact
+    text: str
+
+
+@dataclass(frozen=True)
+class Sweep:
+    symbols: tuple[str, ...]
+    labels: tuple[str, ...]
+    points: tuple[tuple[float, ...], ...]   # one row per grid point
+    columns: tuple[np.ndarray, ...]         # one column per label
+    marks: tuple[str, ...]                  # per row: which kernels changed bound since the last row
+    crossings: tuple[Crossing, ...]
+
+
+class SweepError(CostlangError):
+    kind = "sweep"
+
+
+def arg_span(flag: str, text: str) -> Span:
+    """A span over a whole command-line argument, so its errors quote it with a caret."""
+    return Span(Source(flag, text), 1, 1, 1, len(text) + 1)
+
+
+def parse_axis(program, text: str) -> Axis:
+    """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]`; LO and HI are costlang expressions."""
+    from .whatif import parse_settings
+    name, sep, rest = text.partition("=")
+    spec, _, mode = rest.partition(":")
+    lo_text, dots, hi_text = spec.partition("..")
+    if not (sep and dots and name.strip().isidentifier()):
+        raise SweepError(f"expected a range such as B=1..1024:pow2, not {text!r}", arg_span("--over", text))
+    name = name.strip()
+    if name not in program.symbols:
+        raise SweepError(f"cannot sweep '{name}': it is not a dim or param of this file",
+                         arg_span("--over", text), did_you_mean(name, program.symbols))
+    lo, hi = (_bound(program, parse_settings(f"{name} = {t}", "--over")[0]) for t in (lo_text, hi_text))
+    if not 0 < lo <= hi:
+        raise SweepError(f"the range of {name} must go from a positive value up, not {lo:g}..{hi:g}",
+                         arg_span("--over", text))
+    values = _values(mode.strip() or "lin", lo, hi, arg_span("--over", text))
+    if program.symbols[name].kind == "dim":
+        values = sorted({float(round(v)) for v in values if round(v) >= 1})
+    if not 1 <= len(values) <= MAX_POINTS:
+        raise SweepError(f"a sweep has 1 to {MAX_POINTS} points per symbol, not {len(values)}",
+                         arg_span("--over", text))
+    return Axis(name, tuple(values))
+
+
+def _bound(program, option: ast.Option) -> float:
+    v = evaluate_setting(program, option.value)
+    if not v.unit.dimensionless or not v.expr.is_number:
+        raise SweepError(f"a sweep bound must be a plain number, not {v.expr}", option.value.span)
+    return float(v.expr)
+
+
+def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
+    kind, _, count = mode.partition(":")
+    if kind == "pow2":
+        return [2.0 ** k for k in range(math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12) + 1)]
+    n = int(count) if count.isdigit() and len(count) < 7 else DEFAULT_POINTS
+    if kind == "lin":
+        return list(np.linspace(lo, hi, n))
+    if kind == "log":
+        return list(np.geomspace(lo, hi, n))
+    raise SweepError(f"unknown sweep spacing {mode!r}", span, "use pow2, lin[:N] or log[:N]")
+
+
+def _shown(analysis, text: str) -> ast.Expr:
+    """A query of the file by name, or a costlang expression."""
+    from ..frontend.parser import parse
+    for q in analysis.program.queries:
+        if q.name == text:
+            return q.value
+    module = parse(f"query {text}", "--show")
+    if len(module.statements) != 1 or not isinstance(module.statements[0], ast.Query):
+        raise SweepError(f"--show takes a query name or one expression, not {text!r}", arg_span("--show", text))
+    return module.statements[0].value
+
+
+# sympy function → its element-wise numpy counterpart (n-ary ones are folded)
+_NUMPY = ((sympy.Max, np.maximum), (sympy.Min, np.minimum), (sympy.floor, np.floor),
+          (sympy.ceiling, np.ceil), (sympy.log, np.log), (sympy.exp, np.exp), (sympy.Abs, np.abs))
+
+
+def _vectorised(e: sympy.Expr, env: dict, memo: dict):
+    """e evaluated on numpy arrays, node by node: one array operation per node of the tree.
+
+    This is what sympy's `lambdify` does, without generating and exec-ing Python source (which
+    costlang's safety rules forbid); shared subtrees are computed once.
+    """
+    if e in memo:
+        return memo[e]
+    if e in env:
+        out = env[e]
+    elif e.is_number:
+        out = float(e) if e.is_finite else (np.inf if e.is_extended_positive else -np.inf)
+    else:
+        args = [_vectorised(a, env, memo) for a in e.args]
+        out = _apply(e, args)
+    memo[e] = out
+    return out
+
+
+def _apply(e: sympy.Expr, args):
+    if e.is_Add:
+        return functools.reduce(np.add, args)
+    if e.is_Mul:
+        return functools.reduce(np.multiply, args)
+    if e.is_Pow:
+        return np.power(args[0], args[1])
+    for cls, fn in _NUMPY:
+        if isinstance(e, cls):
+            return functools.reduce(fn, args)
+    raise SweepError(f"a sweep cannot tabulate {type(e).__name__}(); tabulate its arguments instead")
+
+
+def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
+    """Evaluate the shown quantities on the grid of the axes (one or two)."""
+    from .roofline import analyze
+    if not 1 <= len(axes) <= 2:
+        raise SweepError("a sweep takes one or two symbols")
+    program = unbind(for_analysis(analysis.program), [a.name for a in axes])
+    an = analyze(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
+    syms = [program.symbols[a.name].symbol for a in axes]
+    exprs = [_expression(an, _shown(analysis, s), s, syms) for s in shows]
+    grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
+    flat = [g.ravel() for g in grid]
+    columns = tuple(_evaluate(syms, e, flat) for e in exprs)
+    gaps = [_evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat) for k in an.kernels]
+    marks = _marks([k.name for k in an.kernels], gaps, len(axes[-1].values))
+    crossings = _crossings(an, syms[0]) if len(axes) == 1 else ()
+    return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(zip(*flat)), columns, marks, crossings)
+
+
+def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
+    e = e.xreplace(an.bindings)
+    extra = e.free_symbols - set(syms)
+    if extra:
+        names = ", ".join(sorted(str(s) for s in extra))
+        raise SemanticError(f"this depends on {names}, which the sweep does not set", None,
+                            f"give {names} a value with --set or sweep it too")
+    return e
+
+
+def _expression(an, expr: ast.Expr, text: str, syms) -> sympy.Expr:
+    if isinstance(expr, ast.Call) and expr.func == "bound":
+        raise SweepError(f"{text!r} is a verdict; a sweep marks where kernels change bound by itself",
+                         expr.span)
+    return _closed(an, evaluate_in(an, expr).expr, syms)
+
+
+def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = _vectorised(e, dict(zip(syms, flat)), {})
+        return np.broadcast_to(np.asarray(values, dtype=float), flat[0].shape).copy()
+
+
+def _marks(names, gaps, row_length: int) -> tuple[str, ...]:
+    """Per row, the kernels whose bound differs from the previous row's (within one sweep line)."""
+    n = len(gaps[0]) if gaps else 0
+    marks = [""] * n
+    for name, gap in zip(names, gaps):
+        sign = np.sign(gap)
+        for i in range(1, n):
+            if i % row_length and sign[i] != sign[i - 1]:
+                words = "memory-bound" if sign[i] > 0 else "compute-bound"
+                marks[i] = "; ".join(filter(None, [marks[i], f"← {name} {words} from here"]))
+    return tuple(marks)
+
+
+def _crossings(an, sym) -> tuple[Crossing, ...]:
+    from ..printers.numbers import exact_or_approx
+    from .solve import _roots
+    x = sympy.Symbol(sym.name, positive=True)
+    out = []
+    for k in an.kernels:
+        f = (k.t_memory - k.t_compute).xreplace(an.bindings).xreplace({sym: x})
+        if f.free_symbols != {x}:
+            continue
+        for r, _ in _roots(f, x):
+            out.append(Crossing(k.name, sym.name, r, f"crossing: {k.name} changes bound at "
+                                                      f"{sym.name}* = {exact_or_approx(r)}"))
+    return tuple(out)

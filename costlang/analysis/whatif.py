@@ -1,0 +1,196 @@
+"""What-if and compare: scenarios of a program analysed side by side, with ratios.
+
+Input: an `Analysis` whose program has `scenario` and `compare` statements, or settings given on
+the command line (`--set B=1 --set hardware=h100_sxm`, parsed by the costlang parser, never by
+Python). Output: `Comparison`s: for each scenario its totals, footprint, the file's queries and
+its solves' first crossings, exact, with each value's ratio to the first scenario and the speed-up
+T_kernel(first) / T_kernel(scenario). The settings are documented in `analysis.variants`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import sympy
+
+from ..errors import CostSyntaxError, SolveError, Span, did_you_mean
+from ..frontend import ast
+from ..ir.program import Value
+from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
+from .variants import apply_settings, setting_kind
+
+__all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses", "scenario_analysis",
+           "parse_settings", "parse_scenario", "check_solve", "check_scenario", "settings_text"]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    label: str
+    unit: Optional[Unit]     # None: a verdict row (values are words)
+    values: tuple            # per scenario: an exact number, an expression, or words
+    ratios: tuple            # per scenario: value / first scenario's value (None if not a number)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    scenarios: tuple[str, ...]
+    settings: tuple[str, ...]
+    hardware: tuple[str, ...]
+    rows: tuple[ComparisonRow, ...]
+    speedups: tuple          # T_kernel(first) / T_kernel(scenario)
+    span: Optional[Span]
+
+
+# --- checks while resolving ---------------------------------------------------------------------
+
+def check_solve(r, s: ast.Solve) -> None:
+    """A solve names a known dim, param, `bandwidth` or `peak`, and both sides are well formed."""
+    from ..frontend.typecheck import check_expression
+    from .solve import HARDWARE_TARGETS
+    name = s.target.id
+    if name not in r.program.symbols and name not in HARDWARE_TARGETS:
+        raise SolveError(f"cannot solve for '{name}': it is not a dim or param of this file",
+                         s.target.span, did_you_mean(name, [*r.program.symbols, *HARDWARE_TARGETS])
+                         or "solve for a dim, a param, `bandwidth` or `peak`")
+    if s.lhs is not None:
+        check_expression(r, s.lhs)
+        check_expression(r, s.rhs)
+
+
+def check_scenario(r, s: ast.Scenario) -> None:
+    """Every setting is known and applies to what the file has defined so far."""
+    for o in s.settings:
+        kind = setting_kind(r.program, o)
+        if kind in ("figure", "peak") and r.program.selected_hardware is None:
+            raise SolveError(f"'{o.name}' changes the selected hardware, but none is selected yet",
+                             o.span, "put the scenario after `use hardware ...`")
+    apply_settings(r.program, s.settings)
+
+
+# --- settings from text (the command line) -----------------------------------------------------
+
+_ALIASES = {"hw": "hardware"}
+
+
+def parse_settings(text: str, source_name: str = "--set") -> tuple[ast.Option, ...]:
+    """`B=1; hardware=h100_sxm`, parsed as the body of a scenario block by the costlang parser."""
+    from ..frontend.parser import parse
+    module = parse(f"scenario cli {{ {text} }}", source_name)
+    if len(module.statements) != 1 or not isinstance(module.statements[0], ast.Scenario):
+        raise CostSyntaxError(f"expected settings such as `B = 1`, not {text!r}", None)
+    return tuple(_alias(o) for o in module.statements[0].settings)
+
+
+def _alias(o: ast.Option) -> ast.Option:
+    return ast.Option(_ALIASES.get(o.name, o.name), o.value, o.span)
+
+
+def parse_scenario(text: str) -> tuple[str, tuple[ast.Option, ...]]:
+    """`NAME: settings` (or just settings, named by their text) from `--scenario`."""
+    name, sep, rest = text.partition(":")
+    if sep and name.strip() and "=" not in name:
+        return name.strip(), parse_settings(rest, f"--scenario {name.strip()}")
+    return text.strip(), parse_settings(text, "--scenario")
+
+
+def settings_text(settings: Sequence[ast.Option]) -> str:
+    out = []
+    for o in settings:
+        s = o.span
+        out.append(s.source.line(s.line)[s.column - 1: s.end_column - 1] if s.line == s.end_line else o.name)
+    return "; ".join(out) or "as written"
+
+
+# --- scenarios and comparisons ------------------------------------------------------------------
+
+def scenario_analysis(analysis, settings: Sequence[ast.Option]):
+    """The analysis of the same program with settings applied (from its hardware and fusion)."""
+    from .roofline import analyze
+    base = analysis.program
+    program = apply_settings(_pinned(base, analysis), settings)
+    program.compares = []
+    return analyze(program)
+
+
+def _pinned(program, analysis):
+    """The program with the analysis's hardware and fusion written in (so settings start there)."""
+    import copy
+    out = copy.copy(program)
+    out.selected_hardware, out.fusion = analysis.hardware.name, analysis.fusion
+    return out
+
+
+def answer_compares(analysis) -> tuple[Comparison, ...]:
+    out = []
+    for c in analysis.program.compares:
+        named = []
+        for n in c.scenarios:
+            if n.id == "baseline":
+                named.append(("baseline", "as written", analysis))
+            else:
+                sc = analysis.program.scenarios[n.id]
+                named.append((n.id, settings_text(sc.settings), scenario_analysis(analysis, sc.settings)))
+        out.append(compare_analyses(named, c.span))
+    return tuple(out)
+
+
+def compare_analyses(named, span: Optional[Span] = None) -> Comparison:
+    """Side by side: (name, settings text, Analysis) triples; ratios are to the first."""
+    analyses = [a for _, _, a in named]
+    rows = [_row(label, unit, [getter(a) for a in analyses]) for label, unit, getter in _FIGURES]
+    rows.append(ComparisonRow("bound", None, tuple(str(a.totals.bound) for a in analyses),
+                              tuple(None for _ in analyses)))
+    rows += _query_rows(analyses) + _solve_rows(analyses)
+    t = [a.value(a.totals.t_kernel) for a in analyses]
+    speedups = tuple(_ratio(ti, t[0]) for ti in t)
+    return Comparison(tuple(n for n, _, _ in named), tuple(s for _, s, _ in named),
+                      tuple(a.hardware.name for a in analyses), tuple(rows), speedups, span)
+
+
+_FIGURES = (
+    ("T_kernel", SECOND, lambda a: a.value(a.totals.t_kernel)),
+    ("T_memory", SECOND, lambda a: a.value(a.totals.t_memory)),
+    ("T_compute", SECOND, lambda a: a.value(a.totals.t_compute)),
+    ("bytes", BYTE, lambda a: a.value(a.totals.bytes)),
+    ("FLOPs", FLOP, lambda a: a.value(a.totals.flops)),
+    ("I", INTENSITY, lambda a: a.value(a.totals.intensity)),
+    ("I*", INTENSITY, lambda a: a.value(a.totals.critical_intensity)),
+    ("footprint", BYTE, lambda a: a.value(a.footprint.bytes)),
+)
+
+
+def _ratio(base, value):
+    """value / base, exact; None for words or a base that may be zero."""
+    if not (isinstance(base, sympy.Basic) and isinstance(value, sympy.Basic)) or base.is_zero is not False:
+        return None
+    return sympy.simplify(value / base)
+
+
+def _row(label, unit, values) -> ComparisonRow:
+    return ComparisonRow(label, unit, tuple(values), tuple(_ratio(values[0], v) for v in values))
+
+
+def _query_rows(analyses) -> list[ComparisonRow]:
+    rows = []
+    for i, q in enumerate(analyses[0].queries):
+        values = [a.queries[i].value for a in analyses]
+        if isinstance(q.value, Value):
+            rows.append(_row(q.name, q.value.unit, [a.value(v.expr) for a, v in zip(analyses, values)]))
+        else:
+            rows.append(ComparisonRow(q.name, None, tuple(str(v) for v in values), tuple(None for _ in values)))
+    return rows
+
+
+def _solve_rows(analyses) -> list[ComparisonRow]:
+    """The first crossing of each solve (in scenarios that keep the solves)."""
+    from .solve import SolveResult
+    rows = []
+    for i, s in enumerate(analyses[0].solves):
+        if not isinstance(s, SolveResult) or any(len(a.solves) <= i for a in analyses):
+            continue
+        values = []
+        for a in analyses:
+            r = a.solves[i]
+            values.append(r.values[0] if r.values and r.values[0] is not None else "no crossing")
+        rows.append(_row(f"{s.name} ({s.symbol}*)", s.unit, values))
+    return rows

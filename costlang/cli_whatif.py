@@ -1,0 +1,91 @@
+"""The command line's what-if parts: `--set` on `run`, and the `compare` and `sweep` commands.
+
+Input: argparse arguments. Output: the text (or CSV, or JSON) the command prints; errors are
+`CostlangError`s, which `cli.main` prints with their position and turns into exit status 2.
+Every value on the command line is parsed by the costlang parser (never by Python):
+
+  costlang run FILE --set B=1 --set hw=h100_sxm --set "weights=int4"
+  costlang compare FILE --scenario "int4: weights=int4" --scenario "2xBW: bandwidth=2*bandwidth()"
+  costlang sweep FILE --over B=1..1024:pow2 --show "tokens/s" --show "1/t_kernel()" [--csv|--json]
+"""
+from __future__ import annotations
+
+import json
+
+__all__ = ["add_parsers", "add_set_option", "apply_cli_settings", "COMMANDS"]
+
+
+def add_set_option(parser) -> None:
+    parser.add_argument("--set", action="append", default=[], metavar="SETTING",
+                        help="a what-if setting, e.g. B=1, hw=h100_sxm, weights=int4, fusion=none, "
+                             "bandwidth=2*bandwidth() (repeatable)")
+
+
+def add_parsers(sub) -> list:
+    """The `compare` and `sweep` subcommands; returned so the caller adds its common options."""
+    cmp = sub.add_parser("compare", help="the file and what-if scenarios side by side, with ratios")
+    cmp.add_argument("file")
+    cmp.add_argument("--scenario", action="append", default=[], metavar="[NAME:] SETTINGS",
+                     help="settings separated by ';', e.g. \"int4: weights=int4\" (repeatable)")
+    cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    sw = sub.add_parser("sweep", help="tabulate quantities over one or two dims or params")
+    sw.add_argument("file")
+    sw.add_argument("--over", action="append", required=True, metavar="NAME=LO..HI[:SPACING]",
+                    help="a range: :pow2, :lin[:N] or :log[:N] (default :lin:11); once or twice")
+    sw.add_argument("--show", action="append", default=[], metavar="QUERY_OR_EXPR",
+                    help="a query name of the file or an expression (default: T_kernel and I)")
+    out = sw.add_mutually_exclusive_group()
+    out.add_argument("--csv", action="store_true", help="print CSV")
+    out.add_argument("--json", action="store_true", help="print JSON")
+    for p in (cmp, sw):
+        add_set_option(p)
+    return [cmp, sw]
+
+
+def apply_cli_settings(model, texts):
+    """The model's program with every `--set` applied (the model itself is not changed)."""
+    from .analysis.variants import apply_settings
+    from .analysis.whatif import parse_settings
+    if not texts:
+        return model.program
+    settings = [o for text in texts for o in parse_settings(text)]
+    return apply_settings(model.program, settings)
+
+
+def _analysis(args):
+    from . import load
+    from .analysis.roofline import analyze
+    model = load(args.file)
+    program = apply_cli_settings(model, getattr(args, "set", []))
+    return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None))
+
+
+def _compare(args) -> str:
+    from .analysis.whatif import compare_analyses, parse_scenario, scenario_analysis
+    base = _analysis(args)
+    named = [("baseline", "as written", base)]
+    for text in args.scenario:
+        name, settings = parse_scenario(text)
+        named.append((name, text, scenario_analysis(base, settings)))
+    c = compare_analyses(named)
+    if args.json:
+        from .printers.whatif import comparison_dict
+        return json.dumps(comparison_dict(c), indent=2, ensure_ascii=False) + "\n"
+    from .printers.whatif import comparison_lines
+    return "\n".join(comparison_lines(c)) + "\n"
+
+
+def _sweep(args) -> str:
+    from .analysis.sweep import parse_axis, sweep
+    from .printers.whatif import sweep_csv, sweep_dict, sweep_table
+    base = _analysis(args)
+    axes = [parse_axis(base.program, text) for text in args.over]
+    result = sweep(base, axes, args.show or ["t_kernel()", "intensity()"])
+    if args.csv:
+        return sweep_csv(result)
+    if args.json:
+        return json.dumps(sweep_dict(result), indent=2, ensure_ascii=False) + "\n"
+    return sweep_table(result)
+
+
+COMMANDS = {"compare": _compare, "sweep": _sweep}

@@ -1,0 +1,260 @@
+"""Text and JSON for what-if results: solves, regime maps, comparisons and sweeps.
+
+Input: `SolveResult`, `RegimeMap` and `Comparison` (analysis.solve, analysis.whatif) and
+`Sweep` (analysis.sweep). Output: lines of text, CSV, or JSON-ready dicts; deterministic.
+Exact values print exactly with a 4-digit decimal beside them; expressions print as sympy `str`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import sympy
+
+from ..analysis.solve import RegimeMap, SolveResult
+from ..units import DIMENSIONLESS
+from .numbers import exact_or_approx, human, is_bound, sig
+
+__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
+           "sweep_table", "sweep_csv", "sweep_dict"]
+
+
+def _v(value, unit=DIMENSIONLESS) -> str:
+    """An exact value with its unit: `512000/899 ≈ 569.5`, `15.87 TB/s`."""
+    if value is None:
+        return "?"
+    if isinstance(value, str):
+        return value
+    if unit == DIMENSIONLESS or not is_bound(value):
+        return exact_or_approx(value)
+    return human(value, unit)
+
+
+def whatif_lines(a) -> list[str]:
+    """The report's `solves` and `comparisons` sections."""
+    out = []
+    if a.solves:
+        out += ["", "solves"]
+        for r in a.solves:
+            out += solve_lines(r)
+    for c in a.comparisons:
+        out += ["", "comparison"] + ["  " + line for line in comparison_lines(c)]
+    return out
+
+
+def solve_lines(r) -> list[str]:
+    if isinstance(r, RegimeMap):
+        out = [f"  {r.name}: where each kernel turns from one bound to the other"]
+        for kernel, result in r.kernels:
+            if isinstance(result, SolveResult):
+                out.append(f"    {kernel}: {_regime_text(result)}"
+                           + (f" ({result.symbol}* = {_root_text(result)})" if result.values else ""))
+            else:
+                out.append(f"    {kernel}: {result} for every {r.symbol}")
+        return out
+    return _equation_lines(r)
+
+
+def _equation_lines(r: SolveResult) -> list[str]:
+    x = r.symbol
+    out = [f"  {r.name}: {r.lhs_text} {r.relation} {r.rhs_text}, for {x}"]
+    if r.was_bound is not None:
+        out.append(f"    ({x} = {_v(r.was_bound, r.unit)} as given is set aside: solved with {x} free)")
+    given = _given_text(r)
+    for i, root in enumerate(r.roots):
+        value = r.values[i] if i < len(r.values) else None
+        out.append(f"    {x}* = {root}" + (f" = {_v(value, r.unit)}" if value is not None and value != root else "")
+                   + (f"   ({given})" if given and value is not None and value != root else ""))
+        general = r.general[i] if i < len(r.general) else None
+        if general is not None and general != root:
+            out.append(f"       = {general}   (general form)")
+    if r.legend:
+        out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
+    out += [f"    {text}" for text in _condition_texts(r.conditions)]
+    if r.no_crossing is not None:
+        out += _no_crossing_lines(r)
+    if r.regimes and r.relation == "=" and r.no_crossing is None:
+        out.append(f"    {_regime_text(r)}")
+    if r.solution is not None:
+        out.append(f"    holds for {_set_text(r.solution, x, r.unit)}")
+    out += [f"    {w.words}: {w.formula} = {w.value}" for w in r.whole]
+    out += [_limit_text(r, lim) for lim in r.limits]
+    out += [_approx_text(r, ap) for ap in r.approximations]
+    return out
+
+
+def _given_text(r: SolveResult) -> str:
+    return ", ".join(f"{sym} = {_v(value)}" for sym, value in r.given)
+
+
+def _root_text(r: SolveResult) -> str:
+    return ", ".join(_v(v, r.unit) for v in r.values)
+
+
+def _condition_texts(conditions) -> list[str]:
+    return [f"{root} is positive only when {cond}" for root, cond in conditions]
+
+
+def _no_crossing_lines(r: SolveResult) -> list[str]:
+    n = r.no_crossing
+    general = f"; = {n.general}" if n.general is not None and n.general != n.value else ""
+    cmp = "≤" if n.extremum == "sup" else "≥"
+    words = r.regimes[0].words if len(r.regimes) == 1 else None
+    where = f"as {n.where}" if "→" in n.where else f"at {n.where}"
+    out = [f"    no crossing: {n.extremum} over {r.symbol} of {n.side} = {_v(n.value, r.side_unit)} "
+           f"({where}{general}) {cmp} {n.other} = {_v(n.other_value, r.side_unit)}"]
+    if words:
+        out.append(f"    so for every {r.symbol}: {words}")
+    given = f" (here {_given_text(r)})" if r.given else ""
+    out += [f"    a crossing {r.symbol}* = {root} needs {cond}{given}" for root, cond in n.conditions]
+    return out
+
+
+def _range(x, lo: str, lo_op: str, hi: str, hi_op: str) -> str:
+    if lo and hi:
+        return f"{lo} {lo_op} {x} {hi_op} {hi}"
+    if lo:
+        return f"{x} {'>' if lo_op == '<' else '≥'} {lo}"
+    return f"{x} {hi_op} {hi}" if hi else f"every {x}"
+
+
+def _regime_text(r: SolveResult) -> str:
+    parts = []
+    for g in r.regimes:
+        lo = _v(g.lower, r.unit) if g.lower is not None else ""
+        hi = _v(g.upper, r.unit) if g.upper is not None else ""
+        parts.append(f"{g.words} for {_range(r.symbol, lo, '<', hi, '<')}")
+    return ", ".join(parts)
+
+
+def _set_text(s: sympy.Set, x, unit) -> str:
+    if s is sympy.EmptySet:
+        return f"no {x}"
+    parts = []
+    for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
+        lo = "" if iv.start == 0 else _v(iv.start, unit)
+        hi = "" if iv.end == sympy.oo else _v(iv.end, unit)
+        parts.append(_range(x, lo, "<" if iv.left_open else "≤", hi, "<" if iv.right_open else "≤"))
+    return " or ".join(parts)
+
+
+def _limit_text(r: SolveResult, lim) -> str:
+    forms = [str(lim.closed)]
+    if lim.general is not None and lim.general != lim.closed:
+        forms.insert(0, str(lim.general))
+    value = f" = {_v(lim.value)}" if lim.value is not None and lim.value != lim.closed else ""
+    return f"    as {r.symbol} → ∞: {lim.side} → {' = '.join(forms)}{value}"
+
+
+def _approx_text(r: SolveResult, ap) -> str:
+    x = r.symbol
+    when = f"{ap.symbol} ≫ {x}* ({ap.symbol} → ∞)" if r.unit == DIMENSIONLESS else f"{ap.symbol} → ∞"
+    text = f"    approximation for {when}: {x}* ≈ {ap.expr}"
+    if ap.value is not None and ap.value != ap.expr:
+        text += f" = {_v(ap.value, r.unit)}"
+    if ap.value is not None and ap.exact is not None and ap.exact != 0:
+        error = float((ap.value - ap.exact) / ap.exact) * 100
+        text += f" (exact {_v(ap.exact, r.unit)}; {sig(abs(error), 3)} % {'low' if error < 0 else 'high'})"
+    return text
+
+
+# --- comparisons ----------------------------------------------------------------------------
+
+def _cell(value, ratio, unit) -> str:
+    text = _v(value, unit if unit is not None else DIMENSIONLESS)
+    if ratio is not None and ratio != 1 and is_bound(ratio):
+        text += f" (×{sig(float(ratio), 4)})"
+    return text
+
+
+def comparison_lines(c) -> list[str]:
+    header = ["", *c.scenarios]
+    rows = [["settings", *c.settings], ["hardware", *c.hardware]]
+    rows += [[row.label, *[_cell(v, q, row.unit) for v, q in zip(row.values, row.ratios)]] for row in c.rows]
+    rows.append([f"speed-up vs {c.scenarios[0]}", *[_v(s) if s is not None else "?" for s in c.speedups]])
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip()  # noqa: E731
+    return [fmt(header)] + [fmt(r) for r in rows] + ["(×k: the value is k times the first column's)"]
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+def _num(e):
+    from .json import number
+    if e is None or isinstance(e, str):
+        return e
+    return number(e)
+
+
+def solve_dict(r) -> dict:
+    if isinstance(r, RegimeMap):
+        return {"name": r.name, "symbol": str(r.symbol), "regimes": {
+            k: solve_dict(v) if isinstance(v, SolveResult) else v for k, v in r.kernels}}
+    return {
+        "name": r.name, "symbol": str(r.symbol), "unit": str(r.unit), "relation": r.relation,
+        "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
+        "general_forms": [None if g is None else str(g) for g in r.general],
+        "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
+        "values": [_num(v) for v in r.values],
+        "exact_values": [None if v is None else str(v) for v in r.values],
+        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "words": g.words} for g in r.regimes],
+        "whole": [{"words": w.words, "formula": w.formula, "value": int(w.value)} for w in r.whole],
+        "no_crossing": None if r.no_crossing is None else {
+            "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
+            "where": r.no_crossing.where, "other": r.no_crossing.other,
+            "other_value": _num(r.no_crossing.other_value)},
+        "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
+        "approximations": [{"when": f"{ap.symbol} -> oo", "expr": str(ap.expr), "value": _num(ap.value)}
+                           for ap in r.approximations],
+        "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
+    }
+
+
+def comparison_dict(c) -> dict:
+    return {"scenarios": list(c.scenarios), "settings": list(c.settings), "hardware": list(c.hardware),
+            "rows": [{"label": row.label, "unit": None if row.unit is None else str(row.unit),
+                      "values": [_num(v) for v in row.values], "ratios": [_num(q) for q in row.ratios]}
+                     for row in c.rows],
+            "speedups": [_num(s) for s in c.speedups]}
+
+
+# --- sweeps -----------------------------------------------------------------------------------
+
+def _float_text(x: float) -> str:
+    """4 significant digits, without an exponent between 0.001 and 10^7 (table cells)."""
+    x = float(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    if x == 0 or not 1e-3 <= abs(x) < 1e7:
+        return f"{x:.4g}"
+    decimals = max(0, 3 - math.floor(math.log10(abs(x))))
+    text = f"{x:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def sweep_table(sw) -> str:
+    header = [*sw.symbols, *sw.labels]
+    rows = [[*[_float_text(v) for v in point], *[_float_text(col[i]) for col in sw.columns]]
+            + ([mark] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
+    widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
+    lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+    lines += [f"{c.text}" for c in sw.crossings]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_csv(sw) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*sw.symbols, *sw.labels, "crossing"])
+    for i, (point, mark) in enumerate(zip(sw.points, sw.marks)):
+        w.writerow([*[repr(float(v)) for v in point], *[repr(float(col[i])) for col in sw.columns], mark])
+    return buf.getvalue()
+
+
+def sweep_dict(sw) -> dict:
+    return {"symbols": list(sw.symbols), "labels": list(sw.labels),
+            "points": [[float(v) for v in p] for p in sw.points],
+            "columns": [[float(v) for v in col] for col in sw.columns],
+            "marks": list(sw.marks), "crossings": [c.text for c in sw.crossings]}

@@ -1,0 +1,181 @@
+"""Solve: closed forms, values, regimes, no-crossing reasons and errors, each derived by hand.
+
+The decode GEMM y[B,d] = x[B,d]·W[d,d] (bf16, b = 2 B) on the chapter GPU with a bf16 peak of
+1000 TFLOP/s (I* = 1e15 / 2e12 = 500):
+  FLOPs = 2·B·d², bytes = b·d·(2B + d), I(B) = 2·B·d / (b·(2B + d)).
+  I = I*  ⇔  2·B·d = I*·b·(2B + d)  ⇔  B* = I*·b·d / (2·(d − I*·b)).
+  d = 8192: B* = 500·2·8192 / (2·7192) = 512000/899 ≈ 569.5; with b = 2 and I* = 500 the closed
+  form in d alone is B* = 500·d / (d − 1000). As B → ∞, I → d/b; as d → ∞, B* → I*·b/2 = 500.
+"""
+import pytest
+import sympy
+from hypothesis import given, settings, strategies as st
+
+from costlang import load_string
+from costlang.analysis.solve import RegimeMap
+from costlang.errors import CostlangError, SolveError, UnitError
+
+R = sympy.Rational
+Istar, b = sympy.symbols("Istar b", positive=True)
+d = sympy.Symbol("d", positive=True, integer=True)
+
+GEMM = """
+hardware chapter_bf16 : chapter_gpu {{ peak bf16 = 1000 TFLOP/s }}
+use hardware chapter_bf16
+dim d = {d}
+dim B{bind}
+input x: bf16[B, d]
+weight W: bf16[d, d]
+output y = matmul(x, W)
+"""
+
+
+def solves(analysis):
+    return {r.name: r for r in analysis.solves}
+
+
+def same(a, b_):
+    return sympy.simplify(a - b_) == 0
+
+
+def test_decode_crossing_closed_form_value_and_whole_batches(analyze_example):
+    r = solves(analyze_example("queries/decode_crossing.cost"))["B*"]
+    (root,), (general,), (value,) = r.roots, r.general, r.values
+    assert same(root, 500 * d / (d - 1000))
+    assert same(general, Istar * b * d / (2 * (d - Istar * b)))
+    assert value == R(512000, 899)
+    assert {(i.symbol.name, i.value) for i in r.legend} == {("b", 2), ("Istar", 500)}
+    assert [(g.words, g.lower, g.upper) for g in r.regimes] == [
+        ("memory-bound", None, R(512000, 899)), ("compute-bound", R(512000, 899), None)]
+    assert [(w.formula, w.value) for w in r.whole] == [("floor(B*)", 569), ("ceil(B*)", 570)]
+    assert r.given == ((d, 8192),)
+
+
+def test_decode_crossing_limit_and_approximation(analyze_example):
+    r = solves(analyze_example("queries/decode_crossing.cost"))["B*"]
+    (limit,) = r.limits
+    assert limit.general == d / b and limit.value == 4096          # sup of I = d/b = 8192/2
+    (approx,) = r.approximations
+    assert approx.symbol == d and same(approx.expr, Istar * b / 2) and approx.value == 500
+
+
+def test_inequality_gives_the_compute_bound_batches(analyze_example):
+    r = solves(analyze_example("queries/decode_crossing.cost"))["compute-bound batches"]
+    assert r.solution == sympy.Interval(R(512000, 899), sympy.oo)
+
+
+def test_no_crossing_says_why_with_the_supremum(analyze_example):
+    # d = 512: I(B) < sup I = d/b = 256 < 500 for every B; B* = 500·d/(d − 1000) < 0.
+    r = solves(analyze_example("queries/no_crossing.cost"))["B*"]
+    assert r.values == () and r.roots == ()
+    n = r.no_crossing
+    assert (n.extremum, n.value, n.where, n.other_value) == ("sup", 256, "B → ∞", 500)
+    assert n.general == d / b
+    conditions = {str(c) for _, c in n.conditions}
+    assert conditions == {"d > 1000", "d > Istar*b"}
+    assert [g.words for g in r.regimes] == ["memory-bound"]
+
+
+def test_inverse_hardware_questions(analyze_example):
+    # B = 64, d = 8192: I = 2·64·8192 / (2·8320) = 4096/65.
+    # BW* = peak / I = 1e15·65/4096; PEAK* = I·BW = 2e12·4096/65.
+    rs = solves(analyze_example("queries/inverse_hardware.cost"))
+    bw = rs["bandwidth for compute-bound"]
+    assert bw.values == (R(10 ** 15 * 65, 4096),) == (15869140625000,)
+    assert [g.words for g in bw.regimes] == ["memory-bound", "compute-bound"]
+    peak = rs["peak for compute-bound"]
+    assert peak.values == (R(2 * 10 ** 12 * 4096, 65),)
+    assert [g.words for g in peak.regimes] == ["compute-bound", "memory-bound"]
+
+
+def test_exercise_2b_n_star(analyze_example):
+    # I(n) = 2n³ / (6n²) = n/3 = 500 at n = 1500; in general I = 2n/(3b), n* = 3·b·I*/2.
+    r = solves(analyze_example("roofline/exercises/ex2_gemm_1024.cost"))["n*"]
+    assert r.values == (1500,) and r.roots == (1500,)
+    assert same(r.general[0], 3 * Istar * b / 2)
+    assert [(w.formula, w.value) for w in r.whole] == [("n* - 1", 1499), ("n* + 1", 1501)]
+
+
+def test_exercise_3_ratio_is_four_for_any_parameter_count(analyze_example):
+    from conftest import query
+    assert query(analyze_example("roofline/exercises/ex3_decode_130b_int4.cost"),
+                 "fp16 / int4 time ratio, any p") == 4
+
+
+def test_a_bound_symbol_is_freed_for_the_solve():
+    a = load_string(GEMM.format(d=8192, bind=" = 64") + "solve intensity(y) = critical_intensity(y) for B\n").analyze()
+    (r,) = a.solves
+    assert r.values == (R(512000, 899),) and r.was_bound == 64
+
+
+def test_regime_map_per_kernel():
+    # z = relu(y) is elementwise (1 FLOP per 4 B in bf16): its times grow with B, but it stays
+    # memory-bound whatever B is, so it has no crossing and one regime.
+    text = GEMM.format(d=8192, bind="") + "output z = relu(y)\nfusion none\nsolve regimes for B\n"
+    (m,) = load_string(text).analyze().solves
+    assert isinstance(m, RegimeMap)
+    kernels = dict(m.kernels)
+    assert kernels["y"].values == (R(512000, 899),)
+    assert kernels["z"].values == () and [g.words for g in kernels["z"].regimes] == ["memory-bound"]
+
+
+def test_footprint_fits_up_to_floor(analyze_example):
+    # fp8 weights: 70e9 + B·1342177280 ≤ 80e9 ⇔ B ≤ 1e10 / (5·2^28) = 5^9 / 2^18.
+    from costlang.analysis.whatif import parse_settings, scenario_analysis
+    base = analyze_example("queries/llm_decode_batch.cost")
+    fp8 = scenario_analysis(base, parse_settings("weights = fp8"))
+    r = solves(fp8)["batches that fit"]
+    assert r.values == (R(5 ** 9, 2 ** 18),)
+    assert [(w.words, w.value) for w in r.whole][0] == ("largest whole B that fits in memory", 7)
+    none = solves(base)["batches that fit"].no_crossing      # fp16: 140 GB of weights > 80 GB
+    assert (none.extremum, none.value, none.where) == ("inf", 140 * 10 ** 9 + 1342177280, "B = 1")
+
+
+@pytest.mark.parametrize("line, kind, column, message", [
+    ("solve intensity(y) = critical_intensity(y) for Q", SolveError, 48, "cannot solve for 'Q'"),
+    ("solve flops(W2) = 3 for B", CostlangError, 13, "W2"),
+])
+def test_solve_errors_are_positioned(line, kind, column, message):
+    with pytest.raises(CostlangError) as info:
+        load_string(GEMM.format(d=8192, bind="") + line + "\n", "s.cost").analyze()
+    (error,) = getattr(info.value, "errors", [info.value])
+    assert isinstance(error, kind) and message in error.message
+    assert (error.span.line, error.span.column) == (9, column)
+    assert info.value.render().startswith(f"s.cost:9:{column}: error: ")
+
+
+def test_nothing_to_solve_and_unit_mismatch():
+    base = GEMM.format(d=8192, bind="")
+    with pytest.raises(SolveError, match="neither side depends on d"):
+        load_string(base + "solve critical_intensity(y) = 3 for d\n").analyze()
+    with pytest.raises(UnitError, match="differ"):
+        load_string(base + "solve intensity(y) = t_kernel(y) for B\n").analyze()
+
+
+# --- property: the symbolic answer agrees with a numeric root finder ---------------------------
+
+def _bisect(f, lo, hi):
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(dd=st.integers(1100, 60000), bw=st.integers(1, 8), peak=st.integers(100, 1900))
+def test_closed_form_matches_numeric_root(dd, bw, peak):
+    text = (f"hardware hw : chapter_gpu {{ peak bf16 = {peak} TFLOP/s; memory HBM {{ bandwidth = {bw} TB/s }} }}\n"
+            f"use hardware hw\ndim d = {dd}\ndim B\ninput x: bf16[B, d]\nweight W: bf16[d, d]\n"
+            "output y = matmul(x, W)\nsolve intensity(y) = critical_intensity(y) for B\n")
+    a = load_string(text).analyze()
+    (r,) = a.solves
+    istar = R(peak, bw)           # peak / bandwidth, both in units of 10^12
+    if dd <= 2 * istar:           # sup I = d/b = d/2 ≤ I*: no crossing, and the supremum says so
+        assert r.values == () and r.no_crossing.value == R(dd, 2)
+        return
+    assert r.values == (istar * dd / (dd - 2 * istar),)   # B* = I*·b·d / (2·(d − I*·b)), b = 2
+    k = a.kernels[0]
+    (sym,) = k.t_memory.free_symbols - set(a.bindings)
+    f = sympy.lambdify(sym, (k.intensity - k.critical_intensity).xreplace(a.bindings))
+    numeric = _bisect(lambda v: float(f(v)), 1e-9, 1e12)
+    assert float(r.values[0]) == pytest.approx(numeric, rel=1e-9)

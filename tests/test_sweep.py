@@ -1,0 +1,62 @@
+"""Sweep: the vectorised table agrees with exact point evaluation; crossings are marked.
+
+Hand values (llm_decode_batch.cost, fp16 weights): tokens/s = B / max(P·b/BW, 2·P·B/peak)
+= B·100/7 for B < 500 (B = 1: 14.29, B = 64: 914.3), then peak/(2·P) = 50000/7 ≈ 7143.
+"""
+import pytest
+
+from conftest import EXAMPLES
+from costlang import load
+from costlang.analysis.sweep import parse_axis, sweep
+from costlang.analysis.whatif import parse_settings, scenario_analysis
+from costlang.cli import main
+from costlang.errors import CostlangError
+
+
+def run_sweep(rel, over, shows):
+    a = load(EXAMPLES / rel).analyze()
+    return a, sweep(a, [parse_axis(a.program, o) for o in over], shows)
+
+
+def test_tokens_per_second_over_batch():
+    _, sw = run_sweep("queries/llm_decode_batch.cost", ["B=1..1024:pow2"], ["tokens/s"])
+    assert [p[0] for p in sw.points] == [2.0 ** k for k in range(11)]
+    tokens = dict(zip([p[0] for p in sw.points], sw.columns[0]))
+    assert tokens[1] == pytest.approx(100 / 7) and tokens[64] == pytest.approx(6400 / 7)
+    assert tokens[512] == pytest.approx(50000 / 7) and tokens[1024] == pytest.approx(50000 / 7)
+    assert sw.marks[9] == "← step compute-bound from here"       # B = 512, first past B* = 500
+    assert [c.value for c in sw.crossings] == [500]
+
+
+def test_sweep_agrees_with_point_evaluation():
+    a, sw = run_sweep("queries/decode_crossing.cost", ["B=1..4096:log:9"], ["I(B)", "1 / t_kernel()"])
+    for i, (b,) in enumerate(sw.points):
+        point = scenario_analysis(a, parse_settings(f"B = {int(b)}"))
+        assert sw.columns[0][i] == pytest.approx(float(point.value(point.kernels[0].intensity)), rel=1e-12)
+        assert sw.columns[1][i] == pytest.approx(float(1 / point.value(point.totals.t_kernel)), rel=1e-12)
+
+
+def test_two_symbols_make_a_grid():
+    # x[B,d]·W[d,d]: I = 2·B·d / (2·(2B + d)) = B·d / (2B + d); B = d = 64 gives 64/3.
+    _, sw = run_sweep("queries/decode_crossing.cost", ["B=1..64:pow2", "d=64..4096:pow2"], ["I(B)"])
+    assert len(sw.points) == 7 * 7
+    values = {p: v for p, v in zip(sw.points, sw.columns[0])}
+    assert values[(64.0, 64.0)] == pytest.approx(64 / 3)
+
+
+def test_cli_csv_and_errors(capsys):
+    path = str(EXAMPLES / "queries" / "decode_crossing.cost")
+    assert main(["sweep", path, "--over", "B=1..4:pow2", "--show", "I(B)", "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "B,I(B),crossing" and len(lines) == 4
+    assert lines[1].startswith("1.0,0.99975")                      # I(1) = d/(2 + d) = 4096/4097
+    for bad in (["--over", "B=4..1"], ["--over", "Q=1..4"], ["--over", "B=1..4:cubic"],
+                ["--over", "B=1..4", "--show", "bound(y)"], ["--over", "B=1..4", "--show", "d +"]):
+        assert main(["sweep", path, *bad]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_a_free_symbol_left_unswept_is_an_error():
+    a = load(EXAMPLES / "queries" / "decode_crossing.cost").analyze()
+    with pytest.raises(CostlangError, match="depends on B"):
+        sweep(a, [parse_axis(a.program, "d=512..1024:pow2")], ["I(B)"])

@@ -1,0 +1,105 @@
+"""What-if: scenarios in files and on the command line, and comparisons with exact ratios.
+
+Hand-derived: the chapter's 70B decode (140 GB per token at 2 TB/s = 0.07 s) gets 4× faster with
+int4 weights (35 GB), 2× faster with twice the bandwidth; on the H100 SXM preset (3.35 TB/s, 5 µs
+launch) T = 140e9 / 3.35e12 + 5e-6 s. The note's vector add (1.2 GB at 1 TB/s = 1.2 ms) takes
+0.6 ms with twice the bandwidth and is unchanged by twice the compute.
+"""
+import json
+
+import pytest
+import sympy
+
+from conftest import EXAMPLES, query
+from costlang import load, load_string
+from costlang.analysis.whatif import compare_analyses, parse_scenario, parse_settings, scenario_analysis
+from costlang.cli import main
+from costlang.errors import CostlangError
+
+R = sympy.Rational
+
+
+def rows(comparison):
+    return {row.label: row for row in comparison.rows}
+
+
+def test_speedups_of_quantizing_doubling_bandwidth_and_another_gpu(analyze_example):
+    base = analyze_example("roofline/llm_decode_70b.cost")
+    named = [("baseline", "", base)]
+    for text in ("int4: W = int4", "2xBW: bandwidth = 2 * bandwidth()", "h100: hw = h100_sxm"):
+        name, settings = parse_scenario(text)
+        named.append((name, text, scenario_analysis(base, settings)))
+    c = compare_analyses(named)
+    assert c.scenarios == ("baseline", "int4", "2xBW", "h100")
+    t_h100 = R(140 * 10 ** 9, 335 * 10 ** 10) + R(5, 10 ** 6)
+    assert rows(c)["T_kernel"].values == (R(7, 100), R(7, 400), R(7, 200), t_h100)
+    assert c.speedups == (1, 4, 2, R(7, 100) / t_h100)
+    assert rows(c)["bytes"].ratios == (1, R(1, 4), 1, 1)
+    assert rows(c)["tokens/s (upper bound)"].values[1] == R(400, 7)
+
+
+def test_note_doubling_bandwidth_not_compute(analyze_example):
+    base = analyze_example("kernel_time/vector_add_fp32.cost")
+    bw = scenario_analysis(base, parse_settings("bandwidth = 2 * bandwidth()"))
+    compute = scenario_analysis(base, parse_settings("peak_fp32 = 2 * peak(fp32)"))
+    assert bw.value(bw.totals.t_kernel) == R(6, 10 ** 4)          # 0.6 ms
+    assert compute.value(compute.totals.t_kernel) == R(12, 10 ** 4)  # still 1.2 ms
+
+
+def test_compare_in_a_file_with_solves_per_scenario(analyze_example):
+    a = analyze_example("queries/llm_decode_batch.cost")
+    (c,) = a.comparisons
+    r = rows(c)
+    assert c.scenarios == ("baseline", "fp8", "int4")
+    assert r["crossing batch (B*)"].values == (500, 250, 125)       # B* = I*·b/2
+    assert r["batches that fit (B*)"].values == ("no crossing", R(5 ** 9, 2 ** 18), R(9 * 5 ** 9, 2 ** 19))
+    assert r["KV cache bytes per token"].values[0] == 327680         # 2·80·8·128 · 2 B
+    assert r["KV cache bytes per sequence"].values[0] == 1342177280  # · 4096 tokens
+    B = a.program.symbols["B"].symbol
+    assert r["tokens/s while memory-bound, B·BW/(P·b)"].values == (100 * B / 7, 200 * B / 7, 400 * B / 7)
+
+
+def test_set_on_the_command_line(capsys):
+    path = EXAMPLES / "queries" / "llm_decode_batch.cost"
+    assert main(["run", "--json", str(path), "--set", "B=1", "--set", "weights=int4"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    values = {q["name"]: q["value"] for q in out["queries"]}
+    assert values["tokens/s"] == pytest.approx(400 / 7)               # BW / (P·b), b = 0.5
+    assert out["totals"]["bound"] == "memory-bound"
+
+
+def test_settings_are_costlang_text_not_python(capsys):
+    with pytest.raises(CostlangError):
+        parse_settings("B = 1 }\nquery q = 1\nscenario z {")
+    with pytest.raises(CostlangError):
+        parse_settings("B = __import__('os')")
+    path = str(EXAMPLES / "queries" / "decode_crossing.cost")
+    assert main(["run", path, "--set", "B=__import__('os').system('true')"]) == 2
+    assert main(["run", path, "--set", "nonsense=3"]) == 2
+    assert "unknown setting 'nonsense'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("B = 0", "must be positive"), ("B = 1.5", "whole number"), ("hardware = nowhere", "unknown hardware"),
+    ("weights = fp7", "unknown dtype"), ("bandwidth = 3", "must be a bandwidth"), ("fusion = all", "unknown fusion"),
+])
+def test_bad_settings(setting, message):
+    model = load(EXAMPLES / "queries" / "decode_crossing.cost")
+    from costlang.analysis.variants import apply_settings
+    with pytest.raises(CostlangError, match=message):
+        apply_settings(model.program, parse_settings(setting))
+
+
+def test_scenario_and_compare_errors_in_a_file():
+    base = "use hardware chapter_gpu\ndim N = 8\ninput A: fp16[N]\noutput C = relu(A)\n"
+    with pytest.raises(CostlangError, match="unknown setting 'M'"):
+        load_string(base + "scenario s { M = 3 }\n")
+    with pytest.raises(CostlangError, match="unknown scenario 't'"):
+        load_string(base + "scenario s { N = 3 }\ncompare baseline, t\n")
+
+
+def test_the_original_program_is_untouched(analyze_example):
+    base = analyze_example("roofline/llm_decode_70b.cost")
+    scenario_analysis(base, parse_settings("W = int4; hw = h100_sxm"))
+    assert query(base, "bytes per token") == 140 * 10 ** 9
+    assert base.program.selected_hardware == "chapter_gpu"
