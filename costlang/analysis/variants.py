@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Optional, Sequence
+from typing import Sequence
 
 import sympy
 
@@ -326,11 +326,3 @@ def lift_hardware(program: Program, hardware: Hardware, which: str) -> tuple[Pro
         hw = dataclasses.replace(hardware, peaks=tuple((d, sym) for d, _ in hardware.peaks))
     _replace_hardware(out, hw)
     return out, sym
-
-
-def scenario_program(program: Program, settings: Sequence[ast.Option],
-                     name: Optional[str] = None) -> Program:
-    """A scenario's program: settings applied, compares dropped (solves kept)."""
-    out = apply_settings(program, settings)
-    out.compares = []
-    return out

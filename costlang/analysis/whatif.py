@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..errors import CostSyntaxError, SolveError, Span, did_you_mean
+from ..errors import CostSyntaxError, SolveError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
@@ -77,7 +77,8 @@ def parse_settings(text: str, source_name: str = "--set") -> tuple[ast.Option, .
     from ..frontend.parser import parse
     module = parse(f"scenario cli {{ {text} }}", source_name)
     if len(module.statements) != 1 or not isinstance(module.statements[0], ast.Scenario):
-        raise CostSyntaxError(f"expected settings such as `B = 1`, not {text!r}", None)
+        raise CostSyntaxError(f"expected settings such as `B = 1`, not {text!r}",
+                              Span(Source(source_name, text), 1, 1, 1, len(text) + 1))
     return tuple(_alias(o) for o in module.statements[0].settings)
 
 
