@@ -26,8 +26,8 @@ def is_bound(e) -> bool:
 def sig(x: float, digits: int = 4) -> str:
     """`x` to `digits` significant digits, without exponent noise for everyday magnitudes.
 
-    >>> sig(14.285714), sig(0.1666666), sig(1365.3333), sig(2e-05)
-    ('14.29', '0.1667', '1365', '2e-05')
+    >>> sig(14.285714), sig(0.1666666), sig(1365.3333), sig(2e-05), sig(120000.0), sig(14450.0)
+    ('14.29', '0.1667', '1365', '2e-05', '120000', '14450')
     """
     if x == 0:
         return "0"
@@ -36,9 +36,14 @@ def sig(x: float, digits: int = 4) -> str:
         mant, exp = text.split("e")
         exp_i = int(exp)
         if -4 <= exp_i < 15:
-            return f"{x:.{max(0, digits - 1 - exp_i)}f}".rstrip("0").rstrip(".") if exp_i >= 0 else text
+            return _trim(f"{x:.{max(0, digits - 1 - exp_i)}f}") if exp_i >= 0 else text
         return f"{mant}e{'+' if exp_i > 0 else '-'}{abs(exp_i):02d}"
     return text
+
+
+def _trim(text: str) -> str:
+    """Drop trailing zeros of a fraction part (never of an integer)."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _float(e) -> float:
