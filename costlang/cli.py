@@ -10,6 +10,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
+from .budget import DEFAULT_SECONDS, limit
 from .errors import CostlangError
 from .ir.program import FUSION_MODES
 
@@ -37,13 +38,27 @@ def _parser() -> argparse.ArgumentParser:
     whatif = add_whatif_parsers(sub)  # compare, sweep
     for s in (run, check, *whatif):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
+        s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
+                       help="time limit for each symbolic simplification or solve "
+                            f"(default {DEFAULT_SECONDS:g})")
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        out = COMMANDS[args.command](args)
+        with limit(getattr(args, "time_budget", DEFAULT_SECONDS)):
+            out = COMMANDS[args.command](args)
     except CostlangError as e:
         if args.debug:
             traceback.print_exc()

@@ -23,8 +23,13 @@ class Source:
     text: str
 
     def line(self, number: int) -> str:
-        lines = self.text.splitlines()
-        return lines[number - 1] if 1 <= number <= len(lines) else ""
+        """Line `number` (1-based) without its end; lines end at "\n" only, as the lexer counts them."""
+        lines = self.text.split("\n")
+        return lines[number - 1].rstrip("\r") if 1 <= number <= len(lines) else ""
+
+    @property
+    def line_count(self) -> int:
+        return self.text.count("\n") + 1
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,13 @@ class Span:
 
     def __str__(self) -> str:
         return f"{self.source.name}:{self.line}:{self.column}"
+
+    @property
+    def text(self) -> str:
+        """The source text under the span (its first line only, for a span over several lines)."""
+        line = self.source.line(self.line)
+        end = self.end_column if self.end_line == self.line else len(line) + 1
+        return line[self.column - 1: end - 1]
 
 
 class CostlangError(Exception):
@@ -67,16 +79,31 @@ class CostlangError(Exception):
         return self.render()
 
 
+QUOTE_WIDTH = 100  # longer source lines are quoted as a window around the span
+
+
 def _quote(span: Span) -> list[str]:
-    text = span.source.line(span.line)
-    if not text and span.line > len(span.source.text.splitlines()):
+    """The source line and a caret line under the span (control characters shown as '?')."""
+    if not 1 <= span.line <= span.source.line_count:
         return []
-    gutter = str(span.line)
-    pad = " " * len(gutter)
+    text = "".join(ch if ch == "\t" or ch.isprintable() else "?" for ch in span.source.line(span.line))
+    start = min(max(span.column, 1), len(text) + 1)
     end = span.end_column if span.end_line == span.line else len(text) + 1
-    width = max(1, end - span.column)
-    prefix = "".join(ch if ch == "\t" else " " for ch in text[: span.column - 1])
-    return [f" {gutter} | {text}", f" {pad} | {prefix}{'^' * width}"]
+    text, start, width = _window(text, start, max(1, min(end, len(text) + 1) - start))
+    gutter = str(span.line)
+    prefix = "".join(ch if ch == "\t" else " " for ch in text[: start - 1])
+    return [f" {gutter} | {text}", f" {' ' * len(gutter)} | {prefix}{'^' * width}"]
+
+
+def _window(text: str, start: int, width: int) -> tuple[str, int, int]:
+    """A long line cut to `QUOTE_WIDTH` characters around the span, with '…' where it was cut."""
+    if len(text) <= QUOTE_WIDTH:
+        return text, start, width
+    left = max(0, min(start - 1 - QUOTE_WIDTH // 4, len(text) - QUOTE_WIDTH))
+    head = "…" if left else ""
+    tail = "…" if left + QUOTE_WIDTH < len(text) else ""
+    width = max(1, min(width, left + QUOTE_WIDTH - (start - 1)))
+    return head + text[left: left + QUOTE_WIDTH] + tail, start - left + len(head), width
 
 
 class CostSyntaxError(CostlangError):
@@ -115,17 +142,31 @@ class BudgetError(CostlangError):
 class ErrorGroup(CostlangError):
     """Several errors of one file, reported together in source order."""
 
+    #: a file with very many errors shows the first ones: the rest are usually their echoes
+    MAX_RENDERED = 50
+
     def __init__(self, errors: Iterable[CostlangError]):
-        self.errors = sorted(errors, key=_position)
+        unique = list({(str(e.span), e.message): e for e in errors}.values())
+        files: dict[str, int] = {}  # files in the order their first error was found
+        self.errors = sorted(unique, key=lambda e: _position(e, files))
         super().__init__(self.errors[0].message, self.errors[0].span, self.errors[0].hint)
 
     def render(self) -> str:
-        return "\n".join(e.render() for e in self.errors)
+        shown = [e.render() for e in self.errors[: self.MAX_RENDERED]]
+        hidden = len(self.errors) - len(shown)
+        if hidden:
+            shown.append(f"... and {hidden} more error{'s' * (hidden > 1)}")
+        return "\n".join(shown)
 
 
-def _position(error: CostlangError):
+_UNPLACED = 1 << 30  # errors without a place come after all the placed ones
+
+
+def _position(error: CostlangError, files: dict):
     s = error.span
-    return (s.file, s.line, s.column) if s else ("", 0, 0)
+    if s is None:
+        return (_UNPLACED, 0, 0)
+    return (files.setdefault(s.file, len(files)), s.line, s.column)
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:

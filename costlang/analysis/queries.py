@@ -12,7 +12,7 @@ from typing import Union
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, Span, did_you_mean
+from ..errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
 from ..frontend import ast
 from ..ir.expr import evaluate
 from ..ir.program import Value
@@ -64,6 +64,11 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
 
 def answer_queries(analysis) -> tuple[QueryResult, ...]:
     scope = _QueryScope(analysis)
+    for name, let in analysis.program.lets.items():  # in order: a chain of lets never recurses deeply
+        try:
+            scope.name(ast.Name(name, let.span))
+        except CostlangError:
+            pass  # reported by the query that uses the let, if any
     out = []
     for q in analysis.program.queries:
         if isinstance(q.value, ast.Call) and q.value.func == "bound":
@@ -85,6 +90,10 @@ class _QueryScope:
 
     def known_names(self):
         return list(self.a.program.symbols) + list(self.a.program.lets)
+
+    @property
+    def bindings(self) -> dict:
+        return self.a.bindings
 
     def name(self, node: ast.Name) -> Value:
         p = self.a.program

@@ -141,7 +141,7 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     bindings = program.bindings
     results = tuple(_kernel_result(program, hw, k, kernel_cost(program, k.ops, outputs, consumers),
                                    bindings) for k in kernels)
-    analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings),
+    analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings, program.main_span),
                         _footprint(program, hw, kernels, outputs), bindings)
     analysis.measurements = measured(analysis)
     analysis.queries = answer_queries(analysis)
@@ -169,14 +169,15 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, bw, hw.launch,
         intensity, peak / bw, t_compute, t_memory, hw.launch + sympy.Max(t_compute, t_memory),
         attainable, attainable / peak,
-        decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings)))
+        decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings),
+               program.nodes[k.ops[0]].span))
 
 
 def _ratio(a, b):
     return sympy.oo if b == 0 else a / b
 
 
-def _totals(kernels, hw: Hardware, bindings) -> Totals:
+def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
     add = lambda attr: sympy.Add(*[getattr(k, attr) for k in kernels])  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
@@ -184,7 +185,7 @@ def _totals(kernels, hw: Hardware, bindings) -> Totals:
     t_launch = launches * hw.launch
     istar = _dominant_istar(kernels, hw, bindings)
     busy = sympy.Add(*[sympy.Max(k.t_compute, k.t_memory) for k in kernels])
-    verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0))
+    verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
     if launches and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,

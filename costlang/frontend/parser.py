@@ -12,12 +12,13 @@ from functools import lru_cache
 
 import sympy
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import _resources
 from ..errors import CostlangError, CostSyntaxError, Source, Span
 from ..units import parse_unit
 from . import ast
+from .syntax_errors import check_nesting, syntax_error
 
 __all__ = ["parse", "parser"]
 
@@ -44,70 +45,14 @@ def parse(text: str, name: str = "<string>") -> ast.Module:
     try:
         tree = parser().parse(text)
     except UnexpectedInput as e:
-        raise _syntax_error(e, source) from None
+        raise syntax_error(e, source, parser()) from None
+    check_nesting(tree, source)
     try:
         return ast.Module(name, tuple(_ToAst(source).transform(tree).children))
     except VisitError as e:
         if isinstance(e.orig_exc, CostlangError):
             raise e.orig_exc from None
         raise
-
-
-# --- syntax errors in words -------------------------------------------------------------------
-
-_WORDS = {
-    "NAME": "a name", "NUMBER": "a number", "UNIT": "a unit", "STRING": "a quoted string",
-    "_NL": "end of line", "$END": "end of file", "SEMICOLON": "';'", "LPAR": "'('", "RPAR": "')'",
-    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','", "COLON": "':'",
-    "EQUAL": "'='", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "_POW": "'^'",
-    "__ANON_0": "'->'",
-}
-
-
-def _word(terminal: str) -> str:
-    if terminal in _WORDS:
-        return _WORDS[terminal]
-    pattern = parser().get_terminal(terminal).pattern if terminal in _terminal_names() else None
-    if pattern is not None and pattern.type == "str":
-        return f"'{pattern.value}'"
-    return terminal.lower()
-
-
-@lru_cache(maxsize=1)
-def _terminal_names() -> frozenset:
-    return frozenset(t.name for t in parser().terminals)
-
-
-def _expected(terminals) -> str:
-    words = sorted({_word(t) for t in terminals})
-    if len(words) > 8:
-        words = words[:8] + ["..."]
-    return ", ".join(words)
-
-
-def _syntax_error(e: UnexpectedInput, source: Source) -> CostSyntaxError:
-    line, column = max(e.line, 1), max(e.column, 1)
-    if isinstance(e, UnexpectedToken) and e.token.type == "$END":
-        lines = source.text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-        span = Span(source, line, column, line, column + 1)
-        return CostSyntaxError("the file ends in the middle of a statement", span,
-                               f"expected {_expected(e.expected)}")
-    if isinstance(e, UnexpectedToken):
-        tok = e.token
-        found = "end of line" if tok.type == "_NL" else f"'{tok}'"
-        end = column + max(1, len(str(tok))) if tok.type != "_NL" else column + 1
-        span = Span(source, line, column, line, end)
-        return CostSyntaxError(f"unexpected {found}", span, f"expected {_expected(e.expected)}")
-    if isinstance(e, UnexpectedCharacters):
-        span = Span(source, line, column, line, column + 1)
-        char = source.line(line)[column - 1: column] or "?"
-        hint = f"expected {_expected(e.allowed)}" if e.allowed else None
-        return CostSyntaxError(f"unexpected character {char!r}", span, hint)
-    if isinstance(e, UnexpectedEOF):
-        return CostSyntaxError("the file ends in the middle of a statement",
-                               Span(source, line, column, line, column + 1))
-    return CostSyntaxError(str(e), Span(source, line, column, line, column + 1))
 
 
 # --- tree → AST -------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ stdlib for bare names; cycles are reported with the chain.
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -53,12 +55,16 @@ class _Resolver:
         self.stack: list[Path] = []
         self.module_name = ""
         self.poisoned: set[str] = set()
+        self.module_names: dict[str, Span] = {}  # names the current module defines, for hints
+        self.let_values: dict[str, Value] = {}  # lets type-checked so far: each is evaluated once
+        self.placeholders: dict[tuple, sympy.Dummy] = {}  # result functions while type-checking
         self.static = _StaticScope(self)
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
-        outer = self.module_name
+        outer, outer_names = self.module_name, self.module_names
         self.module_name = str(path) if path else module.source_name
+        self.module_names = _defined_names(module)
         for stmt in module.statements:
             try:
                 getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
@@ -68,7 +74,7 @@ class _Resolver:
                 if not isinstance(e, _Silenced):
                     self.errors.append(e)
                 self._poison(stmt)
-        self.module_name = outer
+        self.module_name, self.module_names = outer, outer_names
 
     def import_path(self, target: Path, span: Optional[Span]) -> None:
         target = target.resolve()
@@ -90,11 +96,7 @@ class _Resolver:
             target = base / s.target
         else:
             target = _resources.stdlib_dir() / f"{s.target}.cost"
-        if not target.is_file():
-            where = "the stdlib" if not s.is_path else f"{target.parent}"
-            known = [p.stem for p in _resources.stdlib_dir().glob("*.cost")] if not s.is_path else []
-            raise CostImportError(f"cannot import {s.target!r}: no such file in {where}", s.span,
-                                  did_you_mean(s.target, known))
+        _check_import_target(s, target, path)
         self.import_path(target, s.span)
 
     # --- definitions ----------------------------------------------------------------------
@@ -188,6 +190,10 @@ class _Resolver:
         self.define("value", s.name, s.span)
         check_expression(self, s.value)
         self.program.lets[s.name] = s
+        try:  # evaluate it now, so that a long chain of lets is never evaluated recursively
+            self.static.name(ast.Name(s.name, s.span))
+        except CostlangError:
+            pass  # a let over analysis results has no value yet; errors are reported where it is used
 
     def stmt_Query(self, s: ast.Query, path) -> None:
         check_expression(self, s.value, whole_query=True)
@@ -229,23 +235,6 @@ class _Resolver:
                 raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
         self.program.compares.append(s)
 
-    def stmt_Solve(self, s: ast.Solve, path) -> None:
-        from ..analysis.whatif import check_solve
-        check_solve(self, s)
-        self.program.solves.append(s)
-
-    def stmt_Scenario(self, s: ast.Scenario, path) -> None:
-        from ..analysis.whatif import check_scenario
-        self.define("scenario", s.name, s.span)
-        check_scenario(self, s)
-        self.program.scenarios[s.name] = s
-
-    def stmt_Compare(self, s: ast.Compare, path) -> None:
-        for n in s.scenarios:
-            if n.id != "baseline" and n.id not in self.program.scenarios:
-                raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
-        self.program.compares.append(s)
-
     # --- helpers used by the statement handlers and by calls/hardware ----------------------
     def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:
         """Evaluate a static expression and check its unit (a plain number may stand for it)."""
@@ -268,6 +257,8 @@ class _Resolver:
 
     def dtype(self, name: str, span: Span) -> Dtype:
         if name not in self.program.dtypes:
+            if name in self.poisoned or name in self.module_names:
+                raise self.unknown(ast.Name(name, span), "dtype", self.program.dtypes)
             raise CostNameError(f"unknown dtype '{name}'", span,
                                 did_you_mean(name, self.program.dtypes) or "declare it with `dtype NAME = SIZE B`")
         return self.program.dtypes[name]
@@ -285,12 +276,53 @@ class _Resolver:
     def unknown(self, name: ast.Name, what: str, known) -> CostlangError:
         if name.id in self.poisoned:
             return _Silenced(name.span)
-        return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))
+        later = self.module_names.get(name.id)
+        if later is not None and later.file == name.span.file and later.line > name.span.line:
+            hint = f"'{name.id}' is defined later, at line {later.line}; define it before this line"
+        else:
+            hint = did_you_mean(name.id, known) or _unit_hint(name.id)
+        return CostNameError(f"unknown {what} '{name.id}'", name.span, hint)
 
     def _poison(self, stmt) -> None:
         for attr in ("name",):
             if isinstance(getattr(stmt, attr, None), str):
                 self.poisoned.add(getattr(stmt, attr))
+
+
+def _defined_names(module: ast.Module) -> dict[str, Span]:
+    """The names a module's statements define, each with the span of its definition."""
+    out: dict[str, Span] = {}
+    for stmt in module.statements:
+        name = getattr(stmt, "name", None)
+        if isinstance(name, str) and not isinstance(stmt, ast.Query):
+            out.setdefault(name, stmt.span)
+    return out
+
+
+_UNIT_NAME = re.compile(r"(?:[kMGTPE]i?)?(?:FLOP|B)|[mun]?s")  # the grammar's UNIT, without "/s"
+
+
+def _unit_hint(name: str) -> Optional[str]:
+    if not _UNIT_NAME.fullmatch(name):
+        return None
+    return f"'{name}' is a unit: write it right after a number, e.g. `1 {name}`"
+
+
+def _check_import_target(s: ast.Import, target: Path, importer: Optional[Path]) -> None:
+    """Only existing `.cost` files can be imported: a quoted path, or a bare stdlib module name."""
+    if s.is_path and target.suffix != ".cost":
+        raise CostImportError(f"cannot import \"{s.target}\": only .cost files can be imported", s.span)
+    if target.is_file():
+        return
+    if s.is_path:
+        shown = os.path.normpath(os.path.join(os.path.dirname(s.span.file) if importer else "", s.target))
+        relative_to = "the importing file" if importer else "the current directory"
+        raise CostImportError(f"cannot import \"{s.target}\": there is no file {shown}", s.span,
+                              f"a quoted path is relative to {relative_to}")
+    known = sorted(p.stem for p in _resources.stdlib_dir().glob("*.cost"))
+    raise CostImportError(f"cannot import '{s.target}': the stdlib has no module of that name", s.span,
+                          did_you_mean(s.target, known) or f"stdlib modules: {', '.join(known)}; "
+                          f"to import a file, quote its path: import \"{s.target}.cost\"")
 
 
 class _Silenced(CostlangError):
@@ -302,13 +334,21 @@ class _StaticScope:
 
     def __init__(self, r: _Resolver):
         self.r = r
+        self.lets: dict[str, object] = {}  # let → its Value, or the error its evaluation raised
 
     def name(self, node: ast.Name) -> Value:
         p = self.r.program
         if node.id in p.symbols:
             return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
         if node.id in p.lets:
-            return evaluate(p.lets[node.id].value, self)
+            if node.id not in self.lets:
+                try:
+                    self.lets[node.id] = evaluate(p.lets[node.id].value, self)
+                except CostlangError as e:
+                    self.lets[node.id] = e
+            if isinstance(self.lets[node.id], CostlangError):
+                raise self.lets[node.id]
+            return self.lets[node.id]
         if node.id in p.tensors:
             raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
                                 f"use numel({node.id}) or nbytes({node.id})")
@@ -316,6 +356,10 @@ class _StaticScope:
 
     def known_names(self) -> list[str]:
         return list(self.r.program.symbols) + list(self.r.program.lets)
+
+    @property
+    def bindings(self) -> dict:
+        return self.r.program.bindings
 
     def call(self, node: ast.Call) -> Value:
         if node.func in RESULT_FUNCTIONS:

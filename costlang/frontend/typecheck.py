@@ -63,8 +63,11 @@ class _CheckScope:
         p = self.r.program
         if node.id in p.symbols:
             return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
-        if node.id in p.lets:
-            return evaluate(p.lets[node.id].value, self)
+        if node.id in p.lets:  # cached on the resolver: `let a2 = a1 + a1` must not double the work
+            cache = self.r.let_values
+            if node.id not in cache:
+                cache[node.id] = evaluate(p.lets[node.id].value, self)
+            return cache[node.id]
         if node.id in p.tensors or node.id in p.nodes:
             raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
                                 f"use a result function such as bytes({node.id}) or numel({node.id})")
@@ -90,7 +93,14 @@ class _CheckScope:
             raise SemanticError(f"{f}() takes no arguments", node.span)
         elif f in HARDWARE_FUNCTIONS:
             self.hardware_args(node)
-        return Value(sympy.Dummy(f, positive=True), RESULT_UNITS[f])
+        return Value(self.placeholder(node), RESULT_UNITS[f])
+
+    def placeholder(self, node: ast.Call) -> sympy.Dummy:
+        """One symbol per distinct call, kept by the resolver: a chain of lets over results stays small."""
+        key = (node.func, tuple(a.id if isinstance(a, ast.Name) else id(a) for a in node.args))
+        if key not in self.r.placeholders:
+            self.r.placeholders[key] = sympy.Dummy(node.func, positive=True)
+        return self.r.placeholders[key]
 
     def kernel_arg(self, node: ast.Call, allow_none: bool) -> None:
         p = self.r.program

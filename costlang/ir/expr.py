@@ -7,7 +7,7 @@ sympy to interpret. Units are checked as the tree is walked (adding bytes to sec
 from __future__ import annotations
 
 import math
-from typing import Callable, Protocol
+from typing import Callable, Optional, Protocol
 
 import sympy
 
@@ -61,6 +61,8 @@ def _neg(node: ast.Neg, scope) -> Value:
 
 def _binop(node: ast.BinOp, scope) -> Value:
     left, right = evaluate(node.left, scope), evaluate(node.right, scope)
+    if node.op == "^":  # the size guard needs the values of bound symbols (`2^(2^N)`, N = 100)
+        return _pow(node, left, right, getattr(scope, "bindings", None) or {})
     return _BINOPS[node.op](node, left, right)
 
 
@@ -82,11 +84,13 @@ def _mul(node, a: Value, b: Value) -> Value:
 
 def _div(node, a: Value, b: Value) -> Value:
     if _is_zero(b.expr):
-        raise SemanticError("division by zero", node.right.span)
+        if isinstance(node.right, (ast.Num, ast.Quantity)):
+            raise SemanticError("cannot divide by zero", node.right.span)
+        raise SemanticError(f"cannot divide by '{node.right.span.text}', which is 0", node.right.span)
     return Value(a.expr / b.expr, a.unit / b.unit)
 
 
-def _pow(node, a: Value, b: Value) -> Value:
+def _pow(node, a: Value, b: Value, bindings: Optional[dict] = None) -> Value:
     if not b.unit.dimensionless:
         raise UnitError(f"an exponent must be a plain number, not {_unit_words(b.unit)}", node.right.span)
     unit = DIMENSIONLESS
@@ -95,9 +99,11 @@ def _pow(node, a: Value, b: Value) -> Value:
             raise UnitError(f"{_unit_words(a.unit)} can only be raised to a whole-number power",
                             node.right.span)
         unit = a.unit ** int(b.expr)
-    _check_size(node, a.expr, b.expr)
-    if _is_zero(a.expr) and b.expr.is_number and b.expr.is_negative:
-        raise SemanticError("division by zero: 0 raised to a negative power", node.span)
+    base, exponent = a.expr.xreplace(bindings or {}), b.expr.xreplace(bindings or {})
+    _check_size(node, base, exponent)
+    if _is_zero(base) and exponent.is_number and exponent.is_negative:
+        raise SemanticError(f"cannot raise 0 to the negative power {exponent}: that divides by zero",
+                            node.span)
     return Value(a.expr ** b.expr, unit)
 
 
@@ -111,7 +117,7 @@ def _check_size(node, base: sympy.Expr, exponent: sympy.Expr) -> None:
     except (TypeError, OverflowError, ValueError):
         magnitude, exp = math.inf, math.inf
     if magnitude * exp > MAX_RESULT_BITS or exp > MAX_RESULT_BITS:
-        raise SemanticError("this power is too large to compute exactly", node.span,
+        raise SemanticError(f"'{node.span.text}' is too large to compute exactly", node.span,
                             f"exact results are limited to about {MAX_RESULT_BITS} bits")
 
 
@@ -121,7 +127,13 @@ _BINOPS: dict[str, Callable] = {"+": _add_sub(1), "-": _add_sub(-1), "*": _mul, 
 def _call(node: ast.Call, scope) -> Value:
     if node.func in MATH_FUNCTIONS:
         args = [evaluate(a, scope) for a in node.args]
-        return MATH_FUNCTIONS[node.func](node, args)
+        value = MATH_FUNCTIONS[node.func](node, args)
+        bound = value.expr.xreplace(getattr(scope, "bindings", None) or {})
+        if bound.has(sympy.I, sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+            need = "a positive" if node.func == "log2" else "a non-negative"
+            raise SemanticError(f"'{node.span.text}' is not a finite real number", node.span,
+                                f"{node.func}() needs {need} argument")
+        return value
     return scope.call(node)
 
 

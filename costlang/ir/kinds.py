@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 import sympy
 
+from ..budget import time_budget
 from ..errors import SemanticError, ShapeError, Span
 from .program import Dtype, OpSpec, Tensor
 
@@ -38,10 +39,13 @@ class KindResult:
     is_view: bool = False
 
 
-def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict) -> bool:
+def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] = None) -> bool:
     """Whether two dimension expressions are equal once bound symbols take their values."""
-    diff = sympy.expand((a - b).xreplace(bindings))
-    return diff == 0 or sympy.simplify(diff) == 0
+    with time_budget(None, lambda: f"comparing the dimensions {a} and {b}", span):
+        diff = sympy.expand((a - b).xreplace(bindings))
+        if diff.is_Number or diff.is_polynomial():
+            return diff == 0  # expanded polynomials are canonical: simplify() cannot make them 0
+        return sympy.simplify(diff) == 0
 
 
 def shape_text(shape) -> str:
@@ -66,9 +70,11 @@ def broadcast(ctx: CallContext) -> tuple[sympy.Expr, ...]:
     out = []
     for i in range(1, ndim + 1):
         dims = [t.shape[-i] for t in ctx.inputs if len(t.shape) >= i]
-        chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings)), dims[0])
+        chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)),
+                      dims[0])
         for d in dims:
-            if not (same_dim(d, chosen, ctx.bindings) or same_dim(d, sympy.Integer(1), ctx.bindings)):
+            if not (same_dim(d, chosen, ctx.bindings, ctx.span)
+                    or same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)):
                 shapes = " and ".join(f"{t.name}{shape_text(t.shape)}" for t in ctx.inputs)
                 raise ShapeError(f"{ctx.op.name}: shapes {shapes} do not broadcast", ctx.span,
                                  f"dimension {d} does not match {chosen} (and neither is 1)")
@@ -88,7 +94,7 @@ def _matmul(ctx: CallContext) -> KindResult:
             raise ShapeError(f"matmul needs tensors of at least two dimensions; "
                              f"{t.name} has shape {shape_text(t.shape)}", ctx.span)
     (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
-    if not same_dim(k, k2, ctx.bindings):
+    if not same_dim(k, k2, ctx.bindings, ctx.span):
         raise ShapeError(f"matmul: inner dimensions differ: {a.name}{shape_text(a.shape)} · "
                          f"{b.name}{shape_text(b.shape)}", ctx.span,
                          f"the last dimension of {a.name} ({k}) must equal the first matrix "
@@ -131,7 +137,7 @@ def _view(ctx: CallContext) -> KindResult:
     (x,) = ctx.inputs
     if ctx.result_shape is not None:
         shape = ctx.result_shape
-        if not same_dim(_numel(shape), x.numel, ctx.bindings):
+        if not same_dim(_numel(shape), x.numel, ctx.bindings, ctx.span):
             raise ShapeError(f"{ctx.op.name}: {x.name}{shape_text(x.shape)} has {x.numel} elements, "
                              f"the result shape {shape_text(shape)} has {_numel(shape)}", ctx.span)
     elif len(x.shape) >= 2:
