@@ -149,3 +149,30 @@ def test_wrong_units_are_errors(text, message):
     with pytest.raises(CostlangError) as e:
         load_string(HW + text)
     assert e.value.message == message
+
+
+def test_binary_prefixes():
+    a = analyze("input x: fp16[4]\ny = relu(x)\nquery a = 1 KiB\nquery b = 2 MiB/s\nquery c = 3 TiB")
+    assert [a.value(q.value.expr) for q in a.queries] == [1024, 2 * 2 ** 20, 3 * 2 ** 40]
+
+
+def test_program_critical_intensity_agrees_with_the_program_verdict():
+    # h100: a 2048³ fp16 GEMM (2·2048³ FLOP at 989.5e12) and an fp32 8192×64×8192 GEMM
+    # (2·8192·64·8192 FLOP at 67e12). ΣT_compute = 17179869184/989.5e12 + 8589934592/67e12 s;
+    # I* = ΣFLOPs / (BW·ΣT_compute), so I < I* exactly when ΣT_memory > ΣT_compute.
+    a = load_string("use hardware h100_sxm\ninput a: fp16[2048, 2048]\ninput b: fp16[2048, 2048]\n"
+                    "c = matmul(a, b)\ninput x: fp32[8192, 64]\ninput w: fp32[64, 8192]\n"
+                    "y = matmul(x, w)").analyze()
+    t = a.totals
+    tc = R(17179869184 * 10, 9895 * 10 ** 12) + R(8589934592, 67 * 10 ** 12)
+    assert t.t_compute == tc
+    assert t.critical_intensity == (17179869184 + 8589934592) / (R(335, 100) * 10 ** 12 * tc)
+    assert (t.intensity < t.critical_intensity) == (t.t_memory > t.t_compute) == False  # noqa: E712
+    assert t.bound.bound == "compute-bound"
+
+
+def test_symbolic_verdict_names_the_launch_bound_regime():
+    # relu on fp32[N] on h100 (5 µs launch, 3.35 TB/s): T_memory = 8N / 3.35e12 exceeds the launch
+    # overhead when N > 5e-6 · 3.35e12 / 8 = 2093750.
+    a = load_string("use hardware h100_sxm\ndim N\ninput x: fp32[N]\ny = relu(x)\nquery bound(y)").analyze()
+    assert str(only(a).bound) == "launch-bound when N < 2093750, else memory-bound"

@@ -75,10 +75,13 @@ def analysis_under(analysis, mode: str):
     """The same program, hardware and bindings analysed under fusion `mode`, without its queries
     and what-if statements."""
     from .roofline import analyze
-    program = analysis.program
-    quiet = {f.name: type(getattr(program, f.name))() for f in dataclasses.fields(program)
-             if f.name in _ANSWERED}
-    return analyze(dataclasses.replace(program, **quiet), fusion=mode, hardware=analysis.hardware.name)
+    if mode not in analysis.other_modes:
+        program = analysis.program
+        quiet = {f.name: type(getattr(program, f.name))() for f in dataclasses.fields(program)
+                 if f.name in _ANSWERED}
+        analysis.other_modes[mode] = analyze(dataclasses.replace(program, **quiet), fusion=mode,
+                                             hardware=analysis.hardware.name)
+    return analysis.other_modes[mode]
 
 
 def _change(name: str, label: str, unit: Unit, before, after) -> Change:

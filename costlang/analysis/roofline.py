@@ -94,6 +94,8 @@ class Analysis:
     measurements: tuple = field(default=())
     solves: tuple = field(default=())        # analysis.solve: SolveResult / RegimeMap
     comparisons: tuple = field(default=())   # analysis.whatif: Comparison
+    #: the same program under other fusion modes, analysed once each (analysis.compare)
+    other_modes: dict = field(default_factory=dict, repr=False, compare=False)
 
     def value(self, expr):
         """An expression with every bound symbol replaced by its value."""
@@ -183,7 +185,7 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
     launches = len(kernels)
     t_launch = launches * hw.launch
-    istar = _dominant_istar(kernels, hw, bindings)
+    istar = _program_istar(flops, tc, hw)
     busy = sympy.Add(*[sympy.Max(k.t_compute, k.t_memory) for k in kernels])
     verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
     if launches and (t_launch - busy).xreplace(bindings).is_positive:
@@ -192,15 +194,16 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
                   tc, tm, t_launch, tk, launches, verdict)
 
 
-def _dominant_istar(kernels, hw, bindings):
-    """I* of the dtype that does the program's math (the first kernel's when FLOPs cannot be ranked)."""
-    if not kernels:
+def _program_istar(flops, t_compute, hw: Hardware):
+    """The program's I*: its effective peak (ΣFLOPs / ΣT_compute) over the bandwidth.
+
+    With this choice I < I* exactly when ΣT_memory > ΣT_compute, whatever mix of dtypes the
+    kernels compute in; for a single-dtype program it is that dtype's I*.
+    """
+    if t_compute == 0:
         return next(iter(dict(hw.peaks).values())) / hw.bandwidth
-    best = kernels[0]
-    for k in kernels[1:]:
-        if (k.flops - best.flops).xreplace(bindings).is_positive:
-            best = k
-    return best.critical_intensity
+    istar = flops / (hw.bandwidth * t_compute)
+    return sympy.cancel(istar) if istar.free_symbols else istar
 
 
 def _footprint(program: Program, hw: Hardware, kernels, outputs) -> Footprint:

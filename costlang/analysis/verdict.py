@@ -14,7 +14,7 @@ import sympy
 from ..budget import time_budget
 from ..errors import Span
 
-__all__ = ["Verdict", "decide"]
+__all__ = ["Verdict", "decide", "clear_caches"]
 
 MEMORY, COMPUTE, LAUNCH, BALANCED, DEPENDS = (
     "memory-bound", "compute-bound", "launch-bound", "balanced", "depends")
@@ -22,24 +22,52 @@ MEMORY, COMPUTE, LAUNCH, BALANCED, DEPENDS = (
 
 @dataclass(frozen=True)
 class Verdict:
+    """`bound` is the roofline regime; with free symbols it may be DEPENDS, and then `condition`
+    says when it is memory-bound. `launch_condition`, when set, says for which values the launch
+    overhead dominates instead (the verdict is then launch-bound there)."""
     bound: str
-    condition: Optional[str] = None   # for DEPENDS: when it is memory-bound
+    condition: Optional[str] = None
+    launch_condition: Optional[str] = None
 
     def __str__(self) -> str:
-        return self.bound if self.condition is None else f"memory-bound when {self.condition}, else compute-bound"
+        text = self.bound if self.condition is None else \
+            f"memory-bound when {self.condition}, else compute-bound"
+        return text if self.launch_condition is None else \
+            f"launch-bound when {self.launch_condition}, else {text}"
 
 
 def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
-    if not e.is_number:
-        with time_budget(None, "simplifying a roofline comparison", span):
-            e = sympy.simplify(e)
-    if e.is_positive:
-        return 1
-    if e.is_negative:
-        return -1
-    if e.is_zero:
-        return 0
+    for candidate in (e, None):
+        if candidate is None:
+            if e.is_number:
+                return None
+            candidate = _simplified(e, span)
+        if candidate.is_positive:
+            return 1
+        if candidate.is_negative:
+            return -1
+        if candidate.is_zero:
+            return 0
     return None
+
+
+_SIMPLIFIED: dict = {}
+
+
+def clear_caches() -> None:
+    """Forget memoised simplifications and conditions (for tests that replace sympy functions)."""
+    _SIMPLIFIED.clear()
+    _CONDITIONS.clear()
+
+
+def _simplified(e: sympy.Expr, span: Optional[Span]) -> sympy.Expr:
+    """`simplify`, once per distinct expression: kernels of one program repeat the same few."""
+    if e not in _SIMPLIFIED:
+        if len(_SIMPLIFIED) > 4096:
+            _SIMPLIFIED.clear()
+        with time_budget(None, "simplifying a roofline comparison", span):
+            _SIMPLIFIED[e] = sympy.simplify(e)
+    return _SIMPLIFIED[e]
 
 
 def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
@@ -49,21 +77,39 @@ def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
     >>> decide(sympy.Rational(1, 200000), sympy.Rational(3, 2500), 0).bound
     'memory-bound'
     """
-    if _sign(launch - sympy.Max(t_compute, t_memory), span) == 1:
+    launch_sign = _sign(launch - sympy.Max(t_compute, t_memory), span)
+    if launch_sign == 1:
         return Verdict(LAUNCH)
+    launch_condition = None
+    if launch_sign is None:
+        launch_condition = _condition([launch > t_compute, launch > t_memory], span)
     sign = _sign(t_memory - t_compute, span)
     if sign is not None:
-        return Verdict({1: MEMORY, -1: COMPUTE, 0: BALANCED}[sign])
-    return Verdict(DEPENDS, _condition(t_memory > t_compute, span))
+        return Verdict({1: MEMORY, -1: COMPUTE, 0: BALANCED}[sign], None, launch_condition)
+    return Verdict(DEPENDS, _condition([t_memory > t_compute], span), launch_condition)
 
 
-def _condition(rel, span: Optional[Span]) -> str:
-    free = sorted(rel.free_symbols, key=str)
+_CONDITIONS: dict = {}
+
+
+def _condition(relations: list, span: Optional[Span]) -> str:
+    """When all `relations` hold (memoised: kernels of one program repeat the same few)."""
+    key = tuple(relations)
+    if key not in _CONDITIONS:
+        if len(_CONDITIONS) > 4096:
+            _CONDITIONS.clear()
+        _CONDITIONS[key] = _solve_condition(relations, span)
+    return _CONDITIONS[key]
+
+
+def _solve_condition(relations: list, span: Optional[Span]) -> str:
+    """Solved for the symbol when there is exactly one free symbol, else as written."""
+    free = sorted(set().union(*[r.free_symbols for r in relations]), key=str)
     if len(free) == 1:
         try:
-            with time_budget(None, "solving when a kernel is memory-bound", span):
-                solved = sympy.solve_univariate_inequality(rel, free[0])
-            return str(solved)
-        except (NotImplementedError, ValueError, TypeError):
+            with time_budget(None, "solving when a kernel's verdict changes", span):
+                sets = [sympy.solve_univariate_inequality(r, free[0], relational=False) for r in relations]
+            return str(sympy.Intersection(*sets).as_relational(free[0]))
+        except (NotImplementedError, ValueError, TypeError, AttributeError):
             pass
-    return str(rel)
+    return str(sympy.And(*relations))

@@ -7,6 +7,7 @@ exact rationals also show their exact form (``1/6 ≈ 0.1667``); symbolic values
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import sympy
 
@@ -83,6 +84,8 @@ def exact_or_approx(e) -> str:
 
     >>> exact_or_approx(sympy.Rational(1, 6)), exact_or_approx(sympy.Rational(4096, 3))
     ('1/6 ≈ 0.1667', '4096/3 ≈ 1365')
+    >>> exact_or_approx(sympy.Rational(262144, 1048577)), exact_or_approx(sympy.Rational(1, 80000))
+    ('≈ 0.25', '1.25e-05')
     """
     if not is_bound(e):
         return str(e)
@@ -92,7 +95,9 @@ def exact_or_approx(e) -> str:
         return str(e)
     if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer) and e.q <= 10000 and abs(e.p) < 10 ** 7:
         return f"{e.p}/{e.q} ≈ {sig(_float(e))}"
-    return sig(_float(e))
+    text = sig(_float(e))
+    exact = isinstance(e, sympy.Rational) and Fraction(text) == Fraction(int(e.p), int(e.q))
+    return text if exact else f"≈ {text}"
 
 
 def plain(e) -> str:

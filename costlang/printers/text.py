@@ -70,16 +70,22 @@ def report(a, comparison=None) -> str:
 def _provenance(a) -> list[str]:
     """Where each kernel's bytes come from: every tensor it reads or writes, with its role."""
     v = a.value
-    show = lambda ts: ", ".join(f"{t.tensor} ({t.role}) {human(v(t.bytes), BYTE)}" for t in ts) or "nothing"  # noqa: E731
+    show = lambda ts: ", ".join(_traffic(t, v) for t in ts) or "nothing"  # noqa: E731
     return ["", "traffic by tensor"] + [f"  {k.name}: reads {show(k.cost.reads)}; writes {show(k.cost.writes)}"
                                         for k in a.kernels]
+
+
+def _traffic(t, v) -> str:
+    who = "as stated" if t.role == "stated" else f"{t.tensor} ({t.role})"
+    return f"{who} {human(v(t.bytes), BYTE)}"
 
 
 def _launch_note(a) -> list[str]:
     t, v = a.totals, a.value
     if t.bound.bound != "launch-bound":
         return []
-    return [f"  launch-bound: {t.launches} launches take {human(v(t.t_launch), SECOND)}, more than the "
+    launches = "1 launch takes" if t.launches == 1 else f"{t.launches} launches take"
+    return [f"  launch-bound: {launches} {human(v(t.t_launch), SECOND)}, more than the "
             f"{human(v(t.t_kernel - t.t_launch), SECOND)} the kernels spend on memory and compute; "
             "fusing kernels removes launches"]
 
