@@ -29,7 +29,8 @@ def resolve_call(r, s: ast.Assign):
     if spec.kind != "custom":
         _check_arity(spec, call, inputs)
         if call.body:
-            raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is a "
+            article = "an" if spec.kind[0] in "aeiou" else "a"
+            raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is {article} "
                                 f"{spec.kind} op", call.body[0].span)
         return _library_call(r, s, spec, inputs)
     return _custom_call(r, s, inputs)

@@ -1,4 +1,10 @@
-"""Reading `.cost` files from disk: bytes → UTF-8 text → `ast.Module`, with errors for both steps."""
+"""Reading `.cost` files from disk: bytes → UTF-8 text → `ast.Module`, with errors for both steps.
+
+Input: a path (and the span of the import that names it, if any). Output: the file's text or
+module. Only regular files of at most `MAX_FILE_BYTES` are read; undecodable bytes are reported
+at their line and column. Parsed modules are kept while their file is unchanged (same size and
+modification time), so the prelude is not parsed again for every file.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,26 +14,58 @@ from ..errors import CostImportError, CostSyntaxError, Source, Span
 from . import ast
 from .parser import parse
 
-__all__ = ["read_text", "read_module"]
+__all__ = ["read_text", "read_module", "MAX_FILE_BYTES"]
+
+#: larger files are refused before they are read: parsing them would take minutes
+MAX_FILE_BYTES = 8 * 2 ** 20
 
 
 def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = None) -> str:
+    """The text of a `.cost` file: UTF-8 (a leading byte-order mark is dropped), at most `MAX_FILE_BYTES`."""
     name = display or str(path)
     try:
+        if path.exists() and not path.is_file():  # a device such as /dev/zero would never end
+            raise CostImportError(f"cannot read {name}: it is not a regular file", span)
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CostImportError(f"cannot read {name}: it has {size} bytes; a .cost file may have at "
+                                  f"most {MAX_FILE_BYTES} (8 MiB)", span,
+                                  "split it into files that import each other")
         data = path.read_bytes()
     except OSError as e:
         raise CostImportError(f"cannot read {name}: {e.strerror or e}", span) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        text = data.decode("utf-8", errors="replace")
-        raise CostSyntaxError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
-                              Span(Source(name, text), line, column, line, column + 1),
-                              "save the file as UTF-8") from None
+        raise _not_utf8(data, e, name) from None
+
+
+def _not_utf8(data: bytes, e: UnicodeDecodeError, name: str) -> CostSyntaxError:
+    line_start = data.rfind(b"\n", 0, e.start) + 1
+    line = data.count(b"\n", 0, e.start) + 1
+    column = len(data[line_start: e.start].decode("utf-8")) + 1  # in characters, as spans count
+    span = Span(Source(name, data.decode("utf-8", errors="replace")), line, column, line, column + 1)
+    return CostSyntaxError(f"{name} is not UTF-8 text: the byte 0x{data[e.start]:02x} cannot be decoded",
+                           span, "save the file as UTF-8")
 
 
 def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] = None) -> ast.Module:
+    """The parsed module of a file; unchanged files (the stdlib above all) are parsed once."""
     name = display or str(path)
-    return parse(read_text(path, span, name), name)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
+    except OSError:
+        key = None  # read_text reports the problem
+    if key in _PARSED:
+        return _PARSED[key]
+    module = parse(read_text(path, span, name), name)
+    if key is not None:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = module  # modules are immutable, so sharing them is safe
+    return module
+
+
+_PARSED: dict[tuple, ast.Module] = {}
+_PARSED_LIMIT = 64

@@ -203,9 +203,7 @@ class _ToAst(Transformer):
     def query_stmt(self, meta, c):
         label, value = c
         if label is None:
-            s = value.span
-            label = self.source.text.splitlines()[s.line - 1][s.column - 1: s.end_column - 1] \
-                if s.line == s.end_line else "query"
+            label = value.span.text if value.span.line == value.span.end_line else "query"
         elif label.type == "STRING":
             label = str(label)[1:-1]
         return ast.Query(str(label), value, self._span(meta))
@@ -236,8 +234,10 @@ class _ToAst(Transformer):
         """A one-line statement's text after its keyword (the default label of a solve)."""
         if meta.line != meta.end_line:
             return ""
-        line = self.source.text.splitlines()[meta.line - 1][meta.column - 1: meta.end_column - 1]
-        return line.split(None, 1)[1] if " " in line else line
+        # Source.line counts lines as the lexer does (str.splitlines also breaks at \f, \x1c, ...)
+        line = self.source.line(meta.line)[meta.column - 1: meta.end_column - 1]
+        words = line.split(None, 1)
+        return words[1] if len(words) > 1 else line
 
     def scenario_stmt(self, meta, c):
         return ast.Scenario(str(c[0]), _options(c[1:]), self._span(meta))

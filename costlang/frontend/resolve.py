@@ -40,6 +40,8 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     if prelude:
         r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
     if path is None or path.resolve() not in r.loaded:  # a stdlib file is already loaded by the prelude
+        if path is not None:
+            r.stack.append(path.resolve())  # so that importing the main file again is a cycle
         r.run_module(module, path)
     if r.errors:
         raise ErrorGroup(r.errors)

@@ -173,17 +173,21 @@ def _or_list(words: list[str]) -> str:
 
 
 def check_nesting(tree: Tree, source: Source) -> None:
-    """Refuse expressions nested deeper than `MAX_NESTING` (walked without recursion)."""
-    stack = [(tree, 0)]
+    """Refuse expressions nested deeper than `MAX_NESTING` (walked without recursion).
+
+    The error points at the start of the outermost expression that is too deep.
+    """
+    stack: list[tuple[Tree, int, Optional[Tree]]] = [(tree, 0, None)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, outermost = stack.pop()
         if not isinstance(node, Tree):
             continue
-        depth += node.data in _NESTING_RULES
+        if node.data in _NESTING_RULES:
+            depth, outermost = depth + 1, outermost or node
         if depth > MAX_NESTING:
-            meta = node.meta
+            meta = outermost.meta
             raise CostSyntaxError(
                 f"this expression nests operators or calls more than {MAX_NESTING} deep",
                 Span(source, meta.line, meta.column, meta.end_line, meta.end_column),
                 "split it into named parts with `let`")
-        stack.extend((child, depth) for child in node.children)
+        stack.extend((child, depth, outermost) for child in node.children)
