@@ -1,7 +1,8 @@
 """Every math fragment of every derivation renders in a real renderer: KaTeX, through Node.
 
-KaTeX is installed by `.ci/run` into tests/node (`npm ci --prefix tests/node`). When Node or
-KaTeX is missing this test fails (it is not skipped): a broken formula must never pass unseen.
+KaTeX is installed into tests/node from its lock file (`npm ci --prefix tests/node`) the first time
+the check runs. When Node or npm is missing, or the install fails, this test fails (it is not
+skipped): a broken formula must never pass unseen.
 All fragments go to one node process.
 """
 import json
@@ -27,10 +28,12 @@ def fragments(text: str, pattern) -> list[dict]:
 
 
 def render_all(frags: list[dict]) -> list:
-    node = shutil.which("node")
-    assert node, "node is not installed: install Node.js (v18+) to run the KaTeX check"
-    assert (NODE_DIR / "node_modules" / "katex").is_dir(), (
-        "KaTeX is not installed: run `npm ci --prefix tests/node` (as .ci/run does)")
+    node, npm = shutil.which("node"), shutil.which("npm")
+    assert node and npm, "Node.js (v18+) and npm are needed for the KaTeX check"
+    if not (NODE_DIR / "node_modules" / "katex").is_dir():
+        install = subprocess.run([npm, "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund"],
+                                 capture_output=True, text=True)
+        assert install.returncode == 0, f"`npm ci --prefix tests/node` failed:\n{install.stderr}"
     r = subprocess.run([node, str(NODE_DIR / "katex_check.js")], input=json.dumps(frags),
                        capture_output=True, text=True, cwd=NODE_DIR)
     assert r.returncode == 0, r.stderr
