@@ -32,11 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
     from .derive_cli import add_parsers
-    add_parsers(sub)  # derive, plot (issue 5)
+    notes = add_parsers(sub)  # derive, plot (issue 5)
     from .cli_whatif import add_parsers as add_whatif_parsers, add_set_option
     add_set_option(run)
     whatif = add_whatif_parsers(sub)  # compare, sweep
-    for s in (run, check, *whatif):
+    for s in (run, check, *notes, *whatif):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "

@@ -7,6 +7,7 @@ import pytest
 import sympy
 
 import costlang
+from costlang.analysis.curve import CURVE_POINTS, query_curve
 from costlang.cli import main
 from costlang.printers import plot
 
@@ -57,20 +58,42 @@ def test_overlaid_hardware_and_fusion_arrows():
 
 
 def test_sweep_marks_the_crossing():
-    n = sympy.Symbol("n", positive=True)
-    p = plot.sweep(n / 3, n, 64, 8192, reference=sympy.Integer(500), crossings=[sympy.Integer(1500)],
-                   ylabel="I(n)", reference_label="I*")
-    lines = lines_by_label(p.axes)
+    # exercise 2(b): I(n) = n/3 for a square fp16 GEMM meets I* = 500 at n = 1500
+    c = query_curve(analysis("roofline/exercises/ex2_gemm_1024.cost"), "I(n)", 64, 8192)
+    assert c.symbol == "n" and c.reference_label == "I*" and len(c.xs) == CURVE_POINTS
+    assert c.crossings == ((1500, 500),)   # exact
+    lines = lines_by_label(plot.sweep(c).axes)
     curve = lines["I(n)"]
-    assert curve.get_xdata()[0] == pytest.approx(64) and curve.get_ydata()[-1] == pytest.approx(8192 / 3)
+    assert curve.get_xdata()[0] == pytest.approx(64) and curve.get_ydata()[0] == pytest.approx(64 / 3)
+    assert curve.get_xdata()[-1] == pytest.approx(8192) and curve.get_ydata()[-1] == pytest.approx(8192 / 3)
     assert list(lines["I*"].get_ydata()) == [500, 500]
     cross = lines["crossing at n = 1500"]
     assert cross.get_xdata()[0] == pytest.approx(1500) and cross.get_ydata()[0] == pytest.approx(500)
 
 
-def test_sweep_from_a_query_in_a_file():
-    p = plot.sweep_from_query(analysis("roofline/exercises/ex2_gemm_1024.cost"), "I(n)", "64:8192", None)
-    assert "crossing at n = 1500" in lines_by_label(p.axes)
+def test_sweep_points_come_from_the_vectorised_sweep():
+    # every sampled value equals the exact I(n) = n/3 (the same numbers analysis.sweep tabulates)
+    c = query_curve(analysis("roofline/exercises/ex2_gemm_1024.cost"), "I(n)", 64, 8192)
+    assert c.ys == pytest.approx(c.xs / 3, rel=1e-12)
+    assert c.xs[1] / c.xs[0] == pytest.approx((8192 / 64) ** (1 / (CURVE_POINTS - 1)))
+
+
+def test_sweep_of_a_dim_keeps_a_crossing_between_whole_numbers():
+    # decode_crossing.cost: I(B) meets I* = 500 at B* = 512000/899 ≈ 569.5, not only at a whole B
+    c = query_curve(analysis("queries/decode_crossing.cost"), "I(B)", 1, 10 ** 5)
+    assert c.crossings == ((sympy.Rational(512000, 899), 500),)
+    assert "crossing at B = 569.5" in lines_by_label(plot.sweep(c).axes)
+
+
+def test_sweep_against_another_query_that_varies():
+    m = costlang.load_string(
+        "use hardware chapter_gpu\ndim n\ninput X: fp16[n, n]\ninput Y: fp16[n, n]\n"
+        "output Z = matmul(X, Y)\nquery \"I(n)\" = intensity(Z)\nquery half = 4 * critical_intensity(Z) - intensity(Z)\n")
+    c = query_curve(m.analyze(), "I(n)", 1, 10 ** 4, against="half")
+    assert c.crossings == ((3000, 1000),)          # n/3 = 2000 - n/3
+    assert c.reference == pytest.approx(2000 - c.xs / 3)
+    lines = lines_by_label(plot.sweep(c).axes)
+    assert list(lines["half"].get_xdata()) == pytest.approx(list(c.xs))
 
 
 def test_cli_plot_writes_each_format(tmp_path):
@@ -98,3 +121,63 @@ def test_run_and_derive_do_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "False", r.stderr
+
+
+EX2 = str(EX / "roofline/exercises/ex2_gemm_1024.cost")
+
+
+def test_cli_sweep_plot(tmp_path):
+    out = tmp_path / "sweep.svg"
+    assert main(["plot", EX2, "--sweep", "I(n)", "--range", "64:8192", "-o", str(out)]) == 0
+    assert b"<svg" in out.read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sweep", "I(n)", "--range", "abc"],
+     "--range:1:1: error: --range takes LO:HI, two positive numbers such as 64:8192, not 'abc'\n 1 | abc"),
+    (["--sweep", "I(n)", "--range", "0:100"],
+     "--range:1:1: error: the sweep's axis is logarithmic: --range must start above 0, not at 0"),
+    (["--sweep", "I(n)", "--range", "100:10"], "error: --range must go up (LO < HI), not from 100 to 10"),
+    (["--sweep", "I(n)", "--range", "1:2:3"], "not '1:2:3'"),
+    (["--sweep", "I(n)", "--range", "1e999:1e9999"], "not '1e999:1e9999'"),
+    (["--sweep", "I(m)"], "error: there is no numeric query named 'I(m)' to sweep\n  = hint: did you mean 'I(n)'?"),
+    (["--sweep", "nope"], "  = hint: queries: I, I(4096) / I(1024), I(n), bytes, flops\n"),
+    (["--sweep", "I"], "error: query 'I' must depend on exactly one free symbol to be swept, not 0"),
+    (["--sweep", "I(n)", "--against", "flops"],
+     "error: query 'I(n)' is in an intensity (FLOP/B) but 'flops' is in FLOPs: they cannot cross"),
+    (["--sweep", "I(n)", "--against", "nope"], "error: there is no numeric query named 'nope' to sweep against"),
+    (["--range", "1:10"], "--range:1:1: error: --range applies to a sweep plot only"),
+    (["--sweep", "I(n)", "--compare-fusion"], "error: --compare-fusion applies to the roofline"),
+    (["--sweep", "I(n)", "--hardware", "a100_80gb", "--hardware", "h100_sxm"],
+     "error: a sweep plot takes one --hardware, not 2"),
+])
+def test_cli_plot_bad_arguments_exit_2(args, message, tmp_path, capsys):
+    out = tmp_path / "p.png"
+    assert main(["plot", EX2, *args, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and "internal error" not in err
+    assert not out.exists()
+
+
+def test_cli_plot_bad_output_exit_2(tmp_path, capsys):
+    assert main(["plot", EX2, "-o", "x.xyz"]) == 2
+    assert capsys.readouterr().err == ("-o:1:1: error: cannot write a plot to 'x.xyz': the file name must end "
+                                       "in .png, .svg or .pdf\n 1 | x.xyz\n   | ^^^^^\n")
+    missing = str(tmp_path / "no" / "such" / "dir" / "r.png")
+    assert main(["plot", EX2, "-o", missing]) == 2
+    assert "error: cannot write " in capsys.readouterr().err
+    assert main(["derive", EX2, "-o", str(tmp_path / "no" / "d.md")]) == 2
+    assert "error: cannot write " in capsys.readouterr().err
+
+
+def test_cli_plot_without_matplotlib_exit_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # import matplotlib → ImportError
+    assert main(["plot", EX2, "-o", str(tmp_path / "r.png")]) == 2
+    assert "error: `costlang plot` needs matplotlib" in capsys.readouterr().err
+
+
+def test_cli_plot_set_a_size(tmp_path):
+    # --set binds a symbol, as on `run`: with d = 4096 the decode crossing moves to 256000/387
+    out = tmp_path / "d.png"
+    assert main(["plot", str(EX / "queries/decode_crossing.cost"), "--sweep", "I(B)", "--set", "d=4096",
+                 "-o", str(out)]) == 0 and out.exists()

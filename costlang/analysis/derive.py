@@ -20,7 +20,7 @@ from .verdict import COMPUTE, DEPENDS, MEMORY, Verdict
 
 __all__ = ["Term", "Name", "Literal", "Step", "TrafficLine", "KernelDerivation", "MeasuredDerivation",
            "derive_kernel", "derive_totals", "derive_query", "derive_measured", "derive_lets",
-           "unevaluated_subs", "only_reordered", "display_expr", "crossings"]
+           "unevaluated_subs", "only_reordered", "display_expr"]
 
 
 class Term(sympy.Symbol):
@@ -283,15 +283,3 @@ def derive_measured(a, m) -> MeasuredDerivation:
             steps.append(Step(Term(name), f, None, unevaluated_subs(f, env), a.value(value.expr), value.unit,
                               percent=name.startswith("fraction")))
     return MeasuredDerivation(m.kernel, measure.time, tuple(steps))
-
-
-
-def crossings(expr, reference, symbol, lo, hi) -> tuple:
-    """Where `expr` equals `reference` for `symbol` in [lo, hi] (exact roots, real ones only).
-
-    >>> n = sympy.Symbol("n", positive=True)
-    >>> crossings(n / 3, sympy.Integer(500), n, 1, 10**4)
-    (1500,)
-    """
-    roots = sympy.solve(sympy.Eq(expr, reference), symbol)
-    return tuple(r for r in roots if r.is_real and lo <= r <= hi)

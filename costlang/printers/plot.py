@@ -1,9 +1,10 @@
 """Plots: analysis results → a log-log roofline, or a quantity swept against a symbol (matplotlib).
 
-Input: one `Analysis` per hardware (optionally an unfused one too, for fusion arrows), or a sweep:
-an expression in one symbol, a range, a reference line and the crossing. Output: a `Plot`, which
-holds a matplotlib `Figure` (Agg canvas, no pyplot state), saves to PNG/SVG/PDF reproducibly and
-shows itself in Jupyter (`_repr_png_`). matplotlib is imported only here, only when plotting.
+Input: one `Analysis` per hardware (optionally an unfused one too, for fusion arrows), or a
+`QueryCurve` (`analysis.curve`: a query tabulated over one symbol, its reference line and the
+exact crossings). Output: a `Plot`, which holds a matplotlib `Figure` (Agg canvas, no pyplot
+state), saves to PNG/SVG/PDF reproducibly and shows itself in Jupyter (`_repr_png_`). This module
+only draws; matplotlib is imported only here, only when plotting.
 """
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..errors import SemanticError
-from ..units import BYTE_PER_S, FLOP_PER_S, INTENSITY
+from ..units import BYTE_PER_S, FLOP_PER_S
 from .mathtex import prefixed_tex
 
-__all__ = ["Plot", "roofline", "sweep", "sample", "plot_command"]
+__all__ = ["Plot", "roofline", "sweep", "FORMATS"]
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 _FIXED_METADATA = {".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDate": None},
                    ".png": {"Software": None}}
+FORMATS = (".png", ".svg", ".pdf")  # the file suffixes a plot can be saved as
 
 
 def _figure(width=7.0, height=4.8):
@@ -47,7 +48,7 @@ class Plot:
         import matplotlib
         path = Path(path)
         suffix = path.suffix.lower()
-        if suffix not in _FIXED_METADATA:
+        if suffix not in _FIXED_METADATA:  # the CLI checks this before it analyses anything
             raise ValueError(f"cannot write a plot to {path.name!r}: use .png, .svg or .pdf")
         with matplotlib.rc_context({"svg.hashsalt": "costlang"}):
             self.figure.savefig(path, metadata=_FIXED_METADATA[suffix], bbox_inches="tight")
@@ -152,73 +153,26 @@ def _fusion_arrows(ax, fused, unfused, color):
                     arrowprops={"arrowstyle": "->", "color": color})
 
 
-def sample(expr, symbol, xs) -> list[float]:
-    """`expr` at each x, exactly (no code generation from expressions), then as floats."""
-    return [float(sympy.N(expr.xreplace({symbol: sympy.Rational(str(x))}), 15)) for x in xs]
-
-
-def sweep(expr, symbol, lo: float, hi: float, reference=None, crossings: Sequence = (),
-          ylabel: str = "", reference_label: str = "", points: int = 200) -> Plot:
-    """`expr` against `symbol` on a log x axis from lo to hi, a reference line, crossings marked."""
+def sweep(curve) -> Plot:
+    """A `QueryCurve` (analysis.curve) on a log x axis: the query, its reference, crossings marked."""
     fig = _figure()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
-    step = (hi / lo) ** (1 / (points - 1))
-    xs = [lo * step ** j for j in range(points)]
-    ys = sample(expr, symbol, xs)
-    ax.plot(xs, ys, "-", label=ylabel or str(expr))
-    if all(y > 0 for y in ys):
+    ax.plot(curve.xs, curve.ys, "-", label=curve.label)
+    if len(curve.ys) and bool((curve.ys > 0).all()):
         ax.set_yscale("log")
-    if reference is not None:
-        ref = float(sympy.N(reference, 15))
-        ax.axhline(ref, color="tab:red", linestyle="--", label=reference_label or f"{ref:.4g}")
-    for c in crossings:
-        x = float(sympy.N(c, 15))
-        y = sample(expr, symbol, [x])[0]
-        ax.plot([x], [y], "o", color="tab:red", label=f"crossing at {symbol} = {x:.4g}")
+    if curve.reference is not None:
+        ref, label = curve.reference, curve.reference_label
+        if (ref == ref[0]).all():
+            ax.axhline(float(ref[0]), color="tab:red", linestyle="--", label=label)
+        else:
+            ax.plot(curve.xs, ref, "--", color="tab:red", label=label)
+    for x, y in curve.crossings:
+        x, y = float(sympy.N(x, 15)), float(sympy.N(y, 15))
+        ax.plot([x], [y], "o", color="tab:red", label=f"crossing at {curve.symbol} = {x:.4g}")
         ax.axvline(x, color="tab:red", linestyle=":", linewidth=1)
-    ax.set_xlabel(str(symbol))
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(curve.symbol)
+    ax.set_ylabel(curve.label)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return Plot(fig)
-
-
-def sweep_from_query(a, name: str, span: Optional[str], against: Optional[str]) -> Plot:
-    """The query `name` (an expression in one free symbol) against that symbol, with the
-    reference line (I* for an intensity, else the query `against`) and where they cross."""
-    from ..analysis.derive import crossings
-    by_name = {q.name: q for q in a.queries}
-    if name not in by_name or not hasattr(by_name[name].value, "expr"):
-        raise SemanticError(f"there is no numeric query named {name!r} to sweep", None,
-                            "queries: " + ", ".join(sorted(by_name)))
-    value = by_name[name].value
-    expr = a.value(value.expr)
-    free = sorted(expr.free_symbols, key=str)
-    if len(free) != 1:
-        raise SemanticError(f"query {name!r} must depend on exactly one free symbol to be swept, "
-                            f"not {len(free)}", None, "leave one `dim` or `param` without a value")
-    if against in (None, "istar") and value.unit == INTENSITY:
-        reference, label = a.value(a.totals.critical_intensity), "I*"
-    elif against in by_name:
-        reference, label = a.value(by_name[against].value.expr), against
-    else:
-        reference, label = None, ""
-    lo, hi = (float(x) for x in (span or "1:10000").split(":"))
-    found = crossings(expr, reference, free[0], lo, hi) if reference is not None else ()
-    return sweep(expr, free[0], lo, hi, reference, found, ylabel=name, reference_label=label)
-
-
-def plot_command(args) -> str:
-    """`costlang plot`: the roofline (one analysis per --hardware), or --sweep of a query."""
-    from .. import load
-    model = load(args.file)
-    if args.sweep:
-        plot = sweep_from_query(model.analyze(fusion=args.fusion), args.sweep, args.range, args.against)
-    else:
-        hardware = args.hardware or [None]
-        analyses = [model.analyze(fusion=args.fusion, hardware=h) for h in hardware]
-        unfused = [model.analyze(fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
-        plot = roofline(analyses, unfused)
-    plot.save(args.output)
-    return ""
