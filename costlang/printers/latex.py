@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .derivation import DerivationPrinter
 
-__all__ = ["LatexDocPrinter", "to_latex"]
+__all__ = ["LatexDocPrinter"]
 
 _TEXT_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
                  "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -61,7 +61,3 @@ class LatexDocPrinter(DerivationPrinter):
                     "\\ifPDFTeX\\usepackage[utf8]{inputenc}\\usepackage[T1]{fontenc}\\fi",
                     "\\usepackage{amsmath}"] + (["\\usepackage{kotex}"] if korean else [])
         return "\n".join(preamble + ["\\begin{document}", "", body, "\\end{document}"]) + "\n"
-
-
-def to_latex(analysis, lang: str = "en", standalone: bool = False, **settings) -> str:
-    return LatexDocPrinter(lang=lang, standalone=standalone, **settings).doprint(analysis)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .derivation import DerivationPrinter
 
-__all__ = ["MarkdownPrinter", "to_markdown"]
+__all__ = ["MarkdownPrinter"]
 
 
 class MarkdownPrinter(DerivationPrinter):
@@ -39,7 +39,3 @@ class MarkdownPrinter(DerivationPrinter):
 
     def document(self, blocks: list[str], title: str) -> str:
         return "\n\n".join([self.heading(title, 1)] + [b for b in blocks if b]) + "\n"
-
-
-def to_markdown(analysis, lang: str = "en", **settings) -> str:
-    return MarkdownPrinter(lang=lang, **settings).doprint(analysis)

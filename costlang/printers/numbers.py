@@ -6,7 +6,6 @@ exact rationals also show their exact form (``1/6 ≈ 0.1667``); symbolic values
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import sympy
@@ -110,7 +109,3 @@ def percent(e) -> str:
         return f"100·({e}) %"
     x = _float(e) * 100
     return f"{sig(x, 3)} %"
-
-
-def finite(e) -> bool:
-    return is_bound(e) and e != sympy.oo and math.isfinite(_float(e))
