@@ -61,9 +61,9 @@ def _analysis(args):
 
 
 def _compare(args) -> str:
-    from .analysis.whatif import compare_analyses, parse_scenario, scenario_analysis
+    from .analysis.whatif import baseline_text, compare_analyses, parse_scenario, scenario_analysis
     base = _analysis(args)
-    named = [("baseline", "as written", base)]
+    named = [("baseline", baseline_text(base), base)]
     for text in args.scenario:
         name, settings = parse_scenario(text)
         named.append((name, text, scenario_analysis(base, settings)))

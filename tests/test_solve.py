@@ -179,3 +179,161 @@ def test_closed_form_matches_numeric_root(dd, bw, peak):
     f = sympy.lambdify(sym, (k.intensity - k.critical_intensity).xreplace(a.bindings))
     numeric = _bisect(lambda v: float(f(v)), 1e-9, 1e12)
     assert float(r.values[0]) == pytest.approx(numeric, rel=1e-9)
+
+
+# --- target times and rates: T_kernel = launch + max(T_compute, T_memory) -------------------------
+
+def test_kernel_time_targets_on_an_elementwise_kernel(analyze_example):
+    # relu on fp16[N], chapter GPU: 4N bytes at 2 TB/s, N FLOP at 1000 TFLOP/s, so
+    # T_kernel = max(N/1e15, 4N/2e12) = N/5e11 s; T = 1 ms ⇔ N* = 5e8; 1/T = 100 ⇔ N* = 5e9;
+    # in general N* = T·BW/(2·b) = BW/(2000·b). These crashed in sympy.limit (NotImplementedError).
+    rs = solves(analyze_example("queries/kernel_time_target.cost"))
+    one_ms = rs["N for 1 ms"]
+    assert one_ms.values == (5 * 10 ** 8,) and one_ms.roots == (5 * 10 ** 8,)
+    BW = sympy.Symbol("BW", positive=True)
+    assert same(one_ms.general[0], BW / (2000 * b))
+    assert [g.words for g in one_ms.regimes] == ["t_kernel(y) < 1 ms", "t_kernel(y) > 1 ms"]
+    assert rs["N for 100 runs per second"].values == (5 * 10 ** 9,)
+    assert rs["N within 1 ms"].solution == sympy.Interval(0, 5 * 10 ** 8, left_open=True)
+
+
+def test_one_second_as_a_plain_number():
+    text = "use hardware chapter_gpu\ndim N\ninput x: fp16[N]\noutput y = relu(x)\nsolve t_kernel(y) = 1 for N\n"
+    (r,) = load_string(text).analyze().solves
+    assert r.values == (5 * 10 ** 11,)                                 # 4N / 2e12 = 1 s
+
+
+def test_tokens_per_second_target_and_its_branch(analyze_example):
+    # fp16 decode: tokens/s = B / max(P·b/BW, 2·P·B/peak) = 100·B/7 while memory-bound, so
+    # 5000 tokens/s at B* = 350 (< 500, the crossing: memory-bound there); with int4 weights
+    # 400·B/7 = 5000 at B* = 175/2. Never above peak/(2·P) = 50000/7 ≈ 7143.
+    a = analyze_example("queries/llm_decode_batch.cost")
+    r = solves(a)["batch for 5000 tokens/s"]
+    assert r.values == (350,) and r.cases == ("step is memory-bound there",)
+    assert [(w.formula, w.value) for w in r.whole] == [("B* - 1", 349), ("B* + 1", 351)]
+    (limit,) = r.limits
+    assert limit.value == R(50000, 7)
+    text = GEMM_DECODE + 'solve "fast": B / t_kernel(step) = 8000 for B\nsolve "T": t_kernel(step) = 0.1 s for B\n'
+    rs = solves(load_string(text).analyze())
+    n = rs["fast"].no_crossing                                        # 8000 > 50000/7: no batch
+    assert (n.extremum, n.value, n.where) == ("sup", R(50000, 7), "B → ∞")
+    assert rs["fast"].values == () and [g.sign for g in rs["fast"].regimes] == [-1]
+    # 0.1 s: the memory time is 0.07 s, so the compute branch 2·P·B/1e15 = 0.1 gives B* = 5000/7
+    assert rs["T"].values == (R(5000, 7),) and rs["T"].cases == ("step is compute-bound there",)
+
+
+GEMM_DECODE = """
+hardware chapter_80gb : chapter_gpu { memory HBM { capacity = 80 GB } }
+use hardware chapter_80gb
+param P = 70e9
+dim B
+weight W: fp16[P]
+step = custom(W) { flops = 2 * P * B; math = fp16 }
+"""
+
+
+def test_kernel_time_with_another_free_symbol_keeps_both_branches():
+    # d free: T_compute = 2·B·d²/1e15 = 1 ms at B = 5e11/d² (if compute-bound there);
+    # T_memory = 2·d·(2B + d)/2e12 = 1 ms at B = 5e8/d − d/2 (if memory-bound there).
+    text = FREE_D + 'solve "T": t_kernel(y) = 1 ms for B\n'
+    (r,) = load_string(text).analyze().solves
+    forms = dict(zip(r.cases, r.roots))
+    assert set(forms) == {"if y is compute-bound there", "if y is memory-bound there"}
+    assert same(forms["if y is compute-bound there"], 5 * 10 ** 11 / d ** 2)
+    assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
+    from costlang.printers.whatif import solve_lines
+    assert solve_lines(r)[1:3] == ["    B* = 500000000000/d**2   (if y is compute-bound there)",
+                                   "    B* = -d/2 + 500000000/d   (if y is memory-bound there)"]
+
+
+FREE_D = GEMM.format(d="", bind="").replace("dim d = ", "dim d")
+
+
+@pytest.mark.parametrize("failure", [NotImplementedError("MRV set"), ValueError("v"), TypeError("t"),
+                                     ZeroDivisionError("z")])
+def test_an_extra_that_sympy_cannot_compute_is_left_out(failure):
+    from costlang.analysis.solve import _best_effort
+
+    def extra():
+        raise failure
+    assert _best_effort(extra, (), None) == ()
+
+
+# --- regime maps with other symbols free ---------------------------------------------------------
+
+def test_regime_map_with_another_free_symbol_gives_the_closed_form():
+    # T_memory − T_compute = d·(2B + d)/1e12 − 2·B·d²/1e15 = 0 ⇔ B* = 500·d/(d − 1000), positive
+    # only for d > 1000; below B* (B → 0: d²/1e12 > 0) memory-bound. relu z: 4·B·d bytes vs B·d
+    # FLOPs, T_memory − T_compute = B·d·(2e-12 − 1e-15) > 0: memory-bound for every B.
+    text = FREE_D + "output z = relu(y)\nfusion none\nsolve regimes for B\n"
+    (m,) = load_string(text).analyze().solves
+    y, z = dict(m.kernels)["y"], dict(m.kernels)["z"]
+    (root,) = y.roots
+    assert same(root, 500 * d / (d - 1000))
+    assert [(g.words, g.lower, g.upper) for g in y.regimes] == [("memory-bound", None, root),
+                                                                ("compute-bound", root, None)]
+    assert [str(c) for _, c in y.conditions] == ["d > 1000"]
+    assert z.roots == () and [(g.words, g.lower, g.upper) for g in z.regimes] == [("memory-bound", None, None)]
+    from costlang.printers.whatif import solve_lines
+    assert solve_lines(m) == [
+        "  regimes for B: where each kernel turns from one bound to the other",
+        "    y: memory-bound for B < B*, compute-bound for B > B* (B* = 500*d/(d - 1000))",
+        "      (500*d/(d - 1000) is positive only when d > 1000; otherwise memory-bound for every B)",
+        "    z: memory-bound for every B",
+    ]
+
+
+def test_symbolic_inequality_says_where_it_holds():
+    text = FREE_D + "solve intensity(y) >= critical_intensity(y) for B\n"
+    (r,) = load_string(text).analyze().solves
+    assert r.solution == sympy.Interval(500 * d / (d - 1000), sympy.oo)
+
+
+# --- approximations: only when close to the exact answer ------------------------------------------
+
+def test_approximations_far_from_the_exact_answer_are_left_out(analyze_example):
+    # B = 64, d = 8192. BW* = 1e15·(2B + d)/(B·d): B → ∞ gives 2e15/d = 244.1 GB/s, 98.5 % low
+    # (left out); d → ∞ gives 1e15/B, (1e15/64)/(1e15·65/4096) − 1 = 64/65 − 1 = −1/65 (kept).
+    # PEAK* = 2e12·B·d/(2B + d): B → ∞ gives 1e12·d, 6400 % high (left out); d → ∞ gives 2e12·B,
+    # 64·65/4096 − 1 = 1/64 (kept).
+    rs = solves(analyze_example("queries/inverse_hardware.cost"))
+    (bw,) = rs["bandwidth for compute-bound"].approximations
+    assert bw.symbol.name == "d" and bw.error == R(-1, 65)
+    (peak,) = rs["peak for compute-bound"].approximations
+    assert peak.symbol.name == "d" and peak.error == R(1, 64)
+
+
+def test_approximation_with_free_sizes_is_kept():
+    # d free: B* = 300·d/(d − 600) → 300 as d → ∞; no values to compare, so it is shown.
+    text = FREE_D + "solve intensity(y) = 300 for B\n"
+    (r,) = load_string(text).analyze().solves
+    (ap,) = r.approximations
+    assert ap.expr == 300 and ap.value == 300 and ap.exact is None and ap.error is None
+
+
+# --- printed text ----------------------------------------------------------------------------------
+
+def test_limits_print_infinity_not_oo(analyze_example):
+    from costlang.printers.whatif import solve_lines
+    rs = solves(analyze_example("queries/inverse_hardware.cost"))
+    lines = solve_lines(rs["peak for compute-bound"])
+    assert "    as PEAK → ∞: critical_intensity(y) → ∞" in lines     # PEAK/BW grows without bound
+    assert not any("oo" in line for line in lines)
+
+
+def test_an_unlabelled_solve_prints_its_equation_once():
+    from costlang.printers.whatif import solve_lines
+    (r,) = load_string(GEMM.format(d=8192, bind="") + "solve intensity(y) = 300 for B\n").analyze().solves
+    assert r.name == "intensity(y) = 300 for B"
+    assert solve_lines(r)[0] == "  intensity(y) = 300, for B"
+    (r,) = load_string(GEMM.format(d=8192, bind="") + 'solve "I300": intensity(y) = 300 for B\n').analyze().solves
+    assert solve_lines(r)[0] == "  I300: intensity(y) = 300, for B"
+
+
+def test_the_approximation_line_states_its_error_and_the_rule(analyze_example):
+    # d → ∞: B* ≈ I*·b/2 = 500 against 512000/899: 500·899/512000 − 1 = −0.1221 (12.2 % low).
+    from costlang.printers.whatif import solve_lines
+    r = solves(analyze_example("queries/decode_crossing.cost"))["B*"]
+    assert r.approximations[0].error == R(500 * 899, 512000) - 1
+    assert solve_lines(r)[-1] == ("    approximation for d ≫ B* (d → ∞): B* ≈ Istar*b/2 = 500 "
+                                  "(exact 512000/899 ≈ 569.5; 12.2 % low; shown when within 25 %)")

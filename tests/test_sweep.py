@@ -60,3 +60,18 @@ def test_a_free_symbol_left_unswept_is_an_error():
     a = load(EXAMPLES / "queries" / "decode_crossing.cost").analyze()
     with pytest.raises(CostlangError, match="depends on B"):
         sweep(a, [parse_axis(a.program, "d=512..1024:pow2")], ["I(B)"])
+
+
+def test_table_cells_carry_their_units(capsys):
+    # decode_crossing.cost at B = 1: T_memory = 2·8192·(2 + 8192) B / 2e12 B/s = 67.125 µs (T_compute
+    # = 2·8192² FLOP / 1e15 = 0.134 µs); I = 8192/8194 ≈ 0.9998 FLOP/B; FLOPs = 2·8192² ≈ 134.2 MFLOP.
+    path = str(EXAMPLES / "queries" / "decode_crossing.cost")
+    assert main(["sweep", path, "--over", "B=1..2:pow2", "--show", "t_kernel()", "--show", "I(B)",
+                 "--show", "flops()"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [cell.strip() for cell in lines[2].split("  ") if cell.strip()] == [
+        "1", "67.13 µs", "0.9998 FLOP/B", "134.2 MFLOP"]
+    # int4 decode at B = 1: tokens/s = BW/(P·b) = 2e12/(7e10·0.5) = 400/7 ≈ 57.14 per second
+    path = str(EXAMPLES / "queries" / "llm_decode_batch.cost")
+    assert main(["sweep", path, "--over", "B=1..1", "--show", "tokens/s", "--set", "weights=int4"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split() == ["1", "57.14", "1/s"]

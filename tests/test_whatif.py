@@ -103,3 +103,19 @@ def test_the_original_program_is_untouched(analyze_example):
     scenario_analysis(base, parse_settings("W = int4; hw = h100_sxm"))
     assert query(base, "bytes per token") == 140 * 10 ** 9
     assert base.program.selected_hardware == "chapter_gpu"
+
+
+def test_the_baseline_column_says_what_the_set_made_it(capsys):
+    # llm_decode_batch.cost has `compare baseline, fp8, int4`; under --set weights=int4 its baseline
+    # is the int4 model (T_memory = 35e9 B / 2e12 B/s = 17.5 ms), not the file as written.
+    path = str(EXAMPLES / "queries" / "llm_decode_batch.cost")
+    assert main(["run", path, "--set", "weights=int4"]) == 0
+    out = capsys.readouterr().out
+    settings_row = next(line for line in out.splitlines() if line.strip().startswith("settings"))
+    assert settings_row.split()[1:5] == ["as", "written,", "with", "weights=int4"]
+    assert main(["compare", path, "--json", "--set", "weights=int4", "--scenario", "fp8: weights=fp8"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["settings"] == ["as written, with weights=int4", "fp8: weights=fp8"]
+    assert c["rows"][1]["values"][0] == pytest.approx(0.0175)       # T_memory of the baseline
+    assert main(["compare", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"] == ["as written"]

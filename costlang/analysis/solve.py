@@ -7,9 +7,13 @@ bindings, whole-number answers for dims, the regimes on each side of each crossi
 X → ∞, approximations, and the derivation steps. Data only; `printers.whatif` formats it.
 
 Method: X is made a plain positive real (so sympy keeps non-integer roots of a dim); each max()
-or min() in lhs − rhs is split into its branches and each branch's numerator solved for X; a
-root is kept when lhs − rhs is exactly zero there. Regimes come from the sign of lhs − rhs at
-exact rational points between the roots. A dim or param the file binds is freed for the solve.
+or min() in lhs − rhs (T_kernel's max(T_compute, T_memory)) is split into its branches
+(`extrema`) and each branch's numerator solved for X. With every other symbol bound, a root is
+kept when lhs − rhs is exactly zero there, and regimes come from the sign of lhs − rhs at exact
+rational points between the roots; with other symbols free, a root is kept unless its branch
+provably does not hold there, and the regimes come from the sign of lhs − rhs as X → 0⁺ and ∞.
+A dim or param the file binds is freed for the solve. The notes beside the answer (no-crossing
+reasons, limits, approximations) are in `solve_notes`.
 """
 from __future__ import annotations
 
@@ -20,19 +24,21 @@ from typing import Optional
 import sympy
 
 from ..budget import time_budget
-from ..errors import BudgetError, SolveError, Span, UnitError, did_you_mean
+from ..errors import SolveError, Span, UnitError, did_you_mean
 from ..frontend import ast
 from ..ir.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
+from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
 from .queries import evaluate_in
+from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
+                          sign_at, tidy)
 from .variants import Lifted, for_analysis, generalize, lift_hardware, unbind
 
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
            "RegimeMap", "solve", "answer_solves", "HARDWARE_TARGETS"]
 
 HARDWARE_TARGETS = ("bandwidth", "peak")
-_MAX_EXTREMA = 4  # max()/min() terms split into branches; 2^4 branches at most
 # (lhs function, rhs function) → (words where lhs < rhs, where lhs > rhs, lhs = rhs counts as below)
 _PAIRS = {("intensity", "critical_intensity"): ("memory-bound", "compute-bound", False),
           ("t_memory", "t_compute"): ("compute-bound", "memory-bound", False),
@@ -46,36 +52,6 @@ class Regime:
     upper: Optional[sympy.Expr]
     sign: int
     words: str
-
-
-@dataclass(frozen=True)
-class NoCrossing:
-    """Why no X makes the sides meet: the bound one side approaches and the other side's value."""
-    side: str                     # the text of the side (or "lhs − rhs") that stays on one side
-    extremum: str                 # "sup" or "inf"
-    value: sympy.Expr
-    where: str                    # e.g. "B → ∞"
-    general: Optional[sympy.Expr]  # the same bound in b, Istar, BW, when known
-    other: str
-    other_value: sympy.Expr
-    conditions: tuple[tuple[sympy.Expr, sympy.Basic], ...] = ()  # (closed-form root, when it is > 0)
-
-
-@dataclass(frozen=True)
-class Limit:
-    side: str
-    closed: sympy.Expr
-    general: Optional[sympy.Expr]
-    value: Optional[sympy.Expr]
-
-
-@dataclass(frozen=True)
-class Approximation:
-    """X* when another symbol grows without bound (e.g. d ≫ B* gives B* ≈ Istar·b/2)."""
-    symbol: sympy.Symbol
-    expr: sympy.Expr
-    value: Optional[sympy.Expr]
-    exact: Optional[sympy.Expr]
 
 
 @dataclass(frozen=True)
@@ -115,6 +91,9 @@ class SolveResult:
     conditions: tuple[tuple[sympy.Expr, sympy.Basic], ...] = field(default=())
     given: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = field(default=())  # bound symbols in the forms
     side_unit: Unit = DIMENSIONLESS   # the unit of lhs and rhs
+    #: per root, the max()/min() branch it lies on ("y is memory-bound there"; "if ..." when that
+    #: depends on free symbols; "" when the equation has no max() or the root is at a tie)
+    cases: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -147,11 +126,13 @@ def solve(analysis, s: ast.Solve):
 
 
 def _best_effort(compute, default, span):
-    """An extra (general form, limits): left out, not an error, when it exceeds the time budget."""
+    """An extra (general form, limits, approximations): left out, never an error, when it exceeds
+    the time budget or sympy cannot compute it (NotImplementedError from `limit`, ValueError,
+    TypeError, PolynomialError, ...): the answer stands without it."""
     try:
         with time_budget(None, "an extra of a solve", span):
             return compute()
-    except BudgetError:
+    except Exception:  # noqa: BLE001 - BudgetError and any sympy failure alike
         return default
 
 
@@ -198,35 +179,99 @@ def _single_peak(analysis):
 
 # --- the solve proper -------------------------------------------------------------------------
 
-def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) -> SolveResult:
+@dataclass(frozen=True)
+class _Equation:
+    """lhs and rhs with X as a positive real: closed (program symbols kept) and exact (bound)."""
+    x: sympy.Symbol
+    closed: tuple[sympy.Expr, sympy.Expr]
+    exact: tuple[sympy.Expr, sympy.Expr]
+    names: dict   # a kernel's T_compute / T_memory (as in max()) → "y is compute-bound"
+
+    @property
+    def f_closed(self) -> sympy.Expr:
+        return self.closed[0] - self.closed[1]
+
+    @property
+    def f_exact(self) -> sympy.Expr:
+        return self.exact[0] - self.exact[1]
+
+    @property
+    def numeric(self) -> bool:
+        return self.f_exact.free_symbols <= {self.x}
+
+
+def _equation(st: _Setup, s, sides) -> _Equation:
     an, var = st.an, st.symbol
     x = sympy.Symbol(var.name, positive=True)  # real, so a dim's non-integer crossing is kept
     dep = {k: v for k, v in an.bindings.items() if var in v.free_symbols}
-    closed = [e.xreplace(dep).xreplace({var: x}) for e in (sides[0].expr, sides[1].expr)]
-    exact = [e.xreplace(an.bindings).xreplace({var: x}) for e in (sides[0].expr, sides[1].expr)]
-    f_num = exact[0] - exact[1]
-    if x not in f_num.free_symbols and x not in (closed[0] - closed[1]).free_symbols:
+    forms = (lambda e: e.xreplace(dep).xreplace({var: x}), lambda e: e.xreplace(an.bindings).xreplace({var: x}))
+    names = {form(t): f"{k.name} is {words}" for k in an.kernels for form in forms
+             for t, words in ((k.t_compute, "compute-bound"), (k.t_memory, "memory-bound"))}
+    eq = _Equation(x, tuple(forms[0](v.expr) for v in sides), tuple(forms[1](v.expr) for v in sides), names)
+    if x not in eq.f_exact.free_symbols and x not in eq.f_closed.free_symbols:
         raise SolveError(f"neither side depends on {var.name}, so there is nothing to solve", s.span,
                          "solve for a dim or param that the two sides use")
-    numeric = f_num.free_symbols <= {x}
+    return eq
+
+
+def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) -> SolveResult:
+    eq, bindings = _equation(st, s, sides), st.an.bindings
+    x, closed, exact = eq.x, eq.closed, eq.exact
     with time_budget(None, f"solving {s.name!r}", s.span):
-        found = _roots(f_num, x) if numeric else []
-        roots = _match_closed(closed[0] - closed[1], x, found, an.bindings) if numeric else \
-            tuple(r for r, _ in _branch_roots(closed[0] - closed[1], x))
-        regimes = _regimes(f_num, x, [r for r, _ in found], words) if numeric else ()
-    values = tuple(r for r, _ in found) if numeric else tuple(None for _ in roots)
+        found, roots, regimes, cases = _numeric_answer(eq, bindings, words) if eq.numeric \
+            else _symbolic_answer(eq, words)
+    values = tuple(r for r, _ in found) if eq.numeric else tuple(None for _ in roots)
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
                                             ((), (), None), s.span)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
-        none = _no_crossing(closed, exact, g_sides, x, texts, st.kind == "dim") if numeric and not found else None
+        none = _explain(eq, g_sides, texts, st.kind == "dim") if eq.numeric and not found else None
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
         _whole(st, values, regimes, words), none,
-        _best_effort(lambda: _limits(closed, g_sides, exact, x, texts), (), s.span),
-        _best_effort(lambda: _approximations(general or roots, x, legend, an.bindings, values), (), s.span),
+        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span),
+        _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span),
         _steps(closed, g_sides, x, roots, general, values), st.was_bound, s.span,
-        _conditions(roots, x) if not numeric else (), _given(roots, none, an.bindings, x), sides[0].unit)
+        _best_effort(lambda: conditions(roots, x), (), s.span) if not eq.numeric else (),
+        _given(roots, none, bindings, x), sides[0].unit,
+        cases)
+
+
+def _numeric_answer(eq: _Equation, bindings, words):
+    """Every symbol but X bound: exact roots, their closed forms, the regimes between them."""
+    found = _roots(eq.f_exact, eq.x)
+    roots = _match_closed(eq.f_closed, eq.x, found, bindings)
+    regimes = _regimes(eq.f_exact, eq.x, [r for r, _ in found], words)
+    cases = tuple("" if ties_at(b, eq.x, r) else _case_words(b, eq, True) for r, b in found)
+    return found, roots, regimes, cases
+
+
+def _symbolic_answer(eq: _Equation, words):
+    """Other symbols free: the closed-form roots whose max()/min() branch can hold there."""
+    roots, cases = [], []
+    for r, branch in branch_roots(eq.f_closed, eq.x):
+        holds = holds_at(branch, eq.x, r)
+        if holds is not False:
+            roots.append(r)
+            cases.append(_case_words(branch, eq, holds))
+    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, words), tuple(cases)
+
+
+def _case_words(branch: Branch, eq: _Equation, holds: Optional[bool]) -> str:
+    """Which max()/min() argument a root's branch takes: 'y is memory-bound there'."""
+    parts = [eq.names.get(taken) or f"{taken} is the {'larger' if isinstance(term, sympy.Max) else 'smaller'}"
+             for term, taken in branch.choice if eq.x in term.free_symbols]
+    if not parts:
+        return ""
+    return f"{'' if holds else 'if '}{' and '.join(parts)} there"
+
+
+def _explain(eq: _Equation, g_sides, texts, whole: bool) -> Optional[NoCrossing]:
+    """Why there is no crossing; None when sympy cannot say (the regimes still do)."""
+    try:
+        return no_crossing(eq.closed, eq.exact, g_sides, eq.x, texts, whole)
+    except Exception:  # noqa: BLE001 - any sympy failure leaves the explanation out, as for extras
+        return None
 
 
 def _given(roots, none, bindings, x) -> tuple:
@@ -236,66 +281,25 @@ def _given(roots, none, bindings, x) -> tuple:
     return tuple((sym, bindings[sym]) for sym in sorted(used - {x}, key=str) if sym in bindings)
 
 
-def _branches(f: sympy.Expr):
-    """f with each max()/min() replaced by one of its arguments (every combination)."""
-    extrema = sorted(f.atoms(sympy.Max, sympy.Min), key=sympy.default_sort_key)
-    if len(extrema) > _MAX_EXTREMA:
-        raise SolveError(f"the equation has {len(extrema)} max()/min() terms; at most "
-                         f"{_MAX_EXTREMA} can be split into cases")
-    if not extrema:
-        return [f]
-    return [f.xreplace(dict(zip(extrema, choice))) for choice in itertools.product(*[e.args for e in extrema])]
-
-
-def _branch_roots(f: sympy.Expr, x: sympy.Symbol):
-    """(root, branch index) of every branch's numerator; symbolic roots are not checked."""
-    out = []
-    for i, g in enumerate(_branches(f)):
-        numer, _ = sympy.fraction(sympy.together(g))
-        numer = sympy.expand(numer)
-        if numer.is_zero:
-            raise SolveError("the two sides are equal for every value in a range; there is no "
-                             "single crossing to report")
-        if x not in numer.free_symbols:
-            continue
-        for r in sympy.solve(numer, x):
-            if all(r != seen for seen, _ in out):
-                out.append((r, i))
-    return out
-
-
 def _roots(f: sympy.Expr, x: sympy.Symbol):
     """Exact positive real roots of f (one free symbol x), ascending, with their branch."""
     found = []
-    for r, i in _branch_roots(f, x):
+    for r, branch in branch_roots(f, x):
         if r.is_real and r.is_positive and sympy.simplify(f.xreplace({x: r})) == 0:
-            found.append((sympy.nsimplify(r) if r.is_Float else r, i))
-    return sorted(found, key=lambda ri: sympy.N(ri[0], 30))
+            found.append((sympy.nsimplify(r) if r.is_Float else r, branch))
+    return sorted(found, key=lambda rb: sympy.N(rb[0], 30))
 
 
 def _match_closed(f_closed, x, found, bindings) -> tuple:
     """For each exact root, the closed-form root (program symbols kept) that evaluates to it."""
     if not found or f_closed.free_symbols <= {x}:
         return tuple(r for r, _ in found)
-    candidates = _branch_roots(f_closed, x)
+    candidates = branch_roots(f_closed, x)
     out = []
     for r, _ in found:
         match = next((c for c, _ in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), r)
-        out.append(_tidy(match))
+        out.append(tidy(match))
     return tuple(out)
-
-
-def _tidy(e: sympy.Expr) -> sympy.Expr:
-    """A root as a factored fraction whose numerator has no leading minus sign."""
-    if not e.is_rational_function():
-        return e
-    numer, denom = sympy.fraction(sympy.factor(e))
-    if numer.could_extract_minus_sign():
-        numer, denom = -numer, sympy.factor_terms(sympy.expand(-denom))
-    if numer.could_extract_minus_sign() or denom.could_extract_minus_sign():
-        numer, denom = sympy.expand(numer if not denom.could_extract_minus_sign() else -numer), \
-            denom if not denom.could_extract_minus_sign() else -denom
-    return numer / denom
 
 
 def _general(analysis, st: _Setup, x, found, general_sides):
@@ -308,22 +312,17 @@ def _general(analysis, st: _Setup, x, found, general_sides):
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
     values = {item.symbol: item.value for item in legend}
-    candidates = _branch_roots(sides[0] - sides[1], x) if found else []
+    candidates = branch_roots(sides[0] - sides[1], x) if found else []
     general = []
     for r, _ in found:
         match = next((c for c, _ in candidates
                       if sympy.simplify(c.xreplace(values).xreplace(st.an.bindings) - r) == 0), None)
-        general.append(_tidy(match) if match is not None else None)
+        general.append(tidy(match) if match is not None else None)
     used = set().union(*[g.free_symbols for g in general if g is not None], *[e.free_symbols for e in sides])
     return tuple(general), tuple(item for item in legend if item.symbol in used), sides
 
 
 # --- regimes, whole numbers, solution sets -----------------------------------------------------
-
-def _sign_at(f, x, point) -> int:
-    value = sympy.nsimplify(f.xreplace({x: point}))
-    return 1 if value.is_positive else -1 if value.is_negative else 0
-
 
 def _regimes(f, x, roots, words) -> tuple[Regime, ...]:
     """Maximal intervals of one sign of f, cut at the roots."""
@@ -331,12 +330,37 @@ def _regimes(f, x, roots, words) -> tuple[Regime, ...]:
     out: list[Regime] = []
     for lo, hi in zip(cuts, cuts[1:]):
         point = _between(lo, hi)
-        sign = _sign_at(f, x, point)
+        sign = sign_at(f, x, point)
         if out and out[-1].sign == sign:
             out[-1] = Regime(out[-1].lower, hi, sign, out[-1].words)
             continue
-        out.append(Regime(lo, hi, sign, words[0] if sign < 0 else words[1] if sign > 0 else "equal"))
+        out.append(Regime(lo, hi, sign, _regime_words(sign, words)))
     return tuple(out)
+
+
+def _regime_words(sign: int, words) -> str:
+    return words[0] if sign < 0 else words[1] if sign > 0 else "equal"
+
+
+def _symbolic_regimes(f, x, roots, words) -> tuple[Regime, ...]:
+    """With other symbols free: one regime when f has no root, or two around a single root, from
+    the sign of f as x → 0⁺ (and → ∞, when that sign does not depend on the other symbols)."""
+    if len(roots) > 1:
+        return ()
+    try:
+        low = sign_near(f, x, 0)
+    except Exception:  # noqa: BLE001 - the sign depends on the symbols, or sympy cannot tell
+        return ()
+    if not roots:
+        return (Regime(None, None, low, _regime_words(low, words)),)
+    try:
+        high = sign_near(f, x, sympy.oo)
+    except Exception:  # noqa: BLE001 - e.g. sign(1000 − d): f changes sign at the root when it is > 0
+        high = -low
+    if high != -low:
+        return ()
+    return (Regime(None, roots[0], low, _regime_words(low, words)),
+            Regime(roots[0], None, high, _regime_words(high, words)))
 
 
 def _between(lo, hi) -> sympy.Expr:
@@ -382,92 +406,6 @@ def _solution(s, regimes, values, x) -> Optional[sympy.Set]:
                             left_open=not (closed and r.lower is not None), right_open=not closed)
              for r in regimes if r.sign == want]
     return sympy.Union(*parts) if parts else sympy.EmptySet
-
-
-# --- no crossing, limits, approximations ------------------------------------------------------
-
-def _extremes(e, x, whole: bool):
-    """Candidates for sup/inf of e over the domain (x ≥ 1 for a dim, x > 0 else): its ends
-    (costs are monotone in a size)."""
-    low = (e.xreplace({x: 1}), f"{x} = 1") if whole else (sympy.limit(e, x, 0, "+"), f"{x} → 0")
-    return [low, (sympy.limit(e, x, sympy.oo), f"{x} → ∞")]
-
-
-def _no_crossing(closed, exact, g_sides, x, texts, whole: bool) -> NoCrossing:
-    """Which side stays below or above, its sup or inf, and when a crossing would exist."""
-    lhs, rhs = exact
-    varies_rhs = x in rhs.free_symbols
-    side, text, other_text = (lhs - rhs, f"{texts[0]} − {texts[1]}", "0") if varies_rhs else (lhs, texts[0], texts[1])
-    other = sympy.Integer(0) if varies_rhs else rhs
-    below = _sign_at(lhs - rhs, x, sympy.Integer(1)) < 0
-    cands = [(v, w) for v, w in _extremes(side, x, whole) if v.is_real or v in (sympy.oo, -sympy.oo)]
-    value, where = (max if below else min)(cands, key=lambda vw: sympy.N(vw[0], 30))
-    general = None
-    if g_sides is not None and not varies_rhs and where.endswith("∞"):
-        general = sympy.factor(sympy.limit(g_sides[0], x, sympy.oo))
-    conditions = _conditions(tuple(r for r, _ in _branch_roots(closed[0] - closed[1], x)), x)
-    if g_sides is not None:
-        lifted = (g_sides[0] - g_sides[1]).free_symbols - (closed[0] - closed[1]).free_symbols
-        conditions += _conditions(tuple(r for r, _ in _branch_roots(g_sides[0] - g_sides[1], x)), x, lifted)
-    return NoCrossing(text, "sup" if below else "inf", value, where, general, other_text, other, conditions)
-
-
-def _conditions(roots, x, lifted=()) -> tuple:
-    """For each symbolic root not known to be positive: when it is (a condition on one symbol)."""
-    out = []
-    for r in roots:
-        if r.is_positive:
-            continue
-        cond = _positive_when(r, x, set(lifted))
-        if cond is not None:
-            out.append((_tidy(r), cond))
-    return tuple(out)
-
-
-def _positive_when(r, x, lifted) -> Optional[sympy.Basic]:
-    """r > 0 as a condition on one program symbol, when a single factor of r has an unknown sign
-    and is linear in that symbol (d − Istar·b > 0 ⇔ d > Istar·b)."""
-    numer, denom = sympy.fraction(sympy.factor(r))
-    factors = [*sympy.Mul.make_args(sympy.factor(numer)), *sympy.Mul.make_args(sympy.factor(denom))]
-    unknown = [f for f in factors if f.is_positive is None and f.is_negative is None]
-    if len(unknown) != 1 or not isinstance(unknown[0], sympy.Add):
-        return None
-    rest = sympy.Mul(*[f for f in factors if f is not unknown[0]])
-    sign = 1 if rest.is_positive else -1 if rest.is_negative else 0
-    for s in sorted(unknown[0].free_symbols - {x}, key=lambda v: (v in lifted, str(v))):
-        poly = sympy.Poly(unknown[0], s)
-        if sign and poly.degree() == 1 and poly.LC().is_nonzero:
-            threshold = _tidy(sympy.solve(unknown[0], s)[0])
-            above = (poly.LC().is_positive and sign > 0) or (poly.LC().is_negative and sign < 0)
-            return sympy.StrictGreaterThan(s, threshold) if above else sympy.StrictLessThan(s, threshold)
-    return None
-
-
-def _limits(closed, g_sides, exact, x, texts) -> tuple[Limit, ...]:
-    out = []
-    for i in (0, 1):
-        if x not in exact[i].free_symbols:
-            continue
-        value = sympy.limit(exact[i], x, sympy.oo)
-        general = sympy.factor(sympy.limit(g_sides[i], x, sympy.oo)) if g_sides is not None else None
-        out.append(Limit(texts[i], sympy.factor(sympy.limit(closed[i], x, sympy.oo)), general,
-                         value if value.is_number else None))
-    return tuple(out)
-
-
-def _approximations(roots, x, legend, bindings, values) -> tuple[Approximation, ...]:
-    """X* as each program symbol in it grows without bound (the large-size approximation)."""
-    lifted = {item.symbol: item.value for item in legend}
-    out = []
-    for r, exact in zip(roots, values):
-        if r is None:
-            continue
-        for s in sorted(r.free_symbols - set(lifted) - {x}, key=str):
-            approx = sympy.limit(r, s, sympy.oo)
-            if approx.is_finite and not approx.is_zero and approx.free_symbols != r.free_symbols:
-                value = approx.xreplace(lifted).xreplace(bindings)
-                out.append(Approximation(s, approx, value if value.is_number else None, exact))
-    return tuple(out)
 
 
 def _steps(closed, g_sides, x, roots, general, values) -> tuple[Step, ...]:

@@ -19,6 +19,8 @@ import sympy
 
 from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
+from ..ir.program import Value
+from ..units import Unit
 from .queries import evaluate_in
 from .variants import evaluate_setting, for_analysis, unbind
 
@@ -50,6 +52,7 @@ class Sweep:
     columns: tuple[np.ndarray, ...]         # one column per label
     marks: tuple[str, ...]                  # per row: which kernels changed bound since the last row
     crossings: tuple[Crossing, ...]
+    units: tuple[Unit, ...] = ()            # one per label (the unit of its column, SI base)
 
 
 class SweepError(CostlangError):
@@ -162,14 +165,16 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     program = unbind(for_analysis(analysis.program), [a.name for a in axes])
     an = analyze(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
     syms = [program.symbols[a.name].symbol for a in axes]
-    exprs = [_expression(an, _shown(analysis, s), s, syms) for s in shows]
+    values = [_expression(an, _shown(analysis, s), s, syms) for s in shows]
+    exprs = [v.expr for v in values]
     grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
     flat = [g.ravel() for g in grid]
     columns = tuple(_evaluate(syms, e, flat) for e in exprs)
     gaps = [_evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat) for k in an.kernels]
     marks = _marks([k.name for k in an.kernels], gaps, len(axes[-1].values))
     crossings = _crossings(an, syms[0]) if len(axes) == 1 else ()
-    return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(zip(*flat)), columns, marks, crossings)
+    return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(zip(*flat)), columns, marks, crossings,
+                 tuple(v.unit for v in values))
 
 
 def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
@@ -182,11 +187,13 @@ def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
     return e
 
 
-def _expression(an, expr: ast.Expr, text: str, syms) -> sympy.Expr:
+def _expression(an, expr: ast.Expr, text: str, syms) -> Value:
+    """The shown quantity as an exact expression in the swept symbols, with its unit."""
     if isinstance(expr, ast.Call) and expr.func == "bound":
         raise SweepError(f"{text!r} is a verdict; a sweep marks where kernels change bound by itself",
                          expr.span)
-    return _closed(an, evaluate_in(an, expr).expr, syms)
+    value = evaluate_in(an, expr)
+    return Value(_closed(an, value.expr, syms), value.unit)
 
 
 def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:

@@ -29,8 +29,8 @@ from ..ir.expr import evaluate, unit_words
 from ..ir.program import FUSION_MODES, Dtype, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
-__all__ = ["apply_settings", "evaluate_setting", "setting_kind", "unbind", "for_analysis", "generalize",
-           "lift_hardware", "Lifted", "HARDWARE_FIGURES", "ROLE_SETTINGS"]
+__all__ = ["apply_settings", "evaluate_setting", "setting_kind", "setting_text", "unbind", "for_analysis",
+           "generalize", "lift_hardware", "Lifted", "HARDWARE_FIGURES", "ROLE_SETTINGS"]
 
 HARDWARE_FIGURES = {"bandwidth": BYTE_PER_S, "capacity": BYTE, "launch": SECOND}
 ROLE_SETTINGS = {"weights": ("weight",), "inputs": ("input",), "tensors": None}
@@ -74,7 +74,14 @@ def apply_settings(program: Program, settings: Sequence[ast.Option]) -> Program:
         for k, o in kinds:
             if k == kind:
                 out = _APPLY[kind](out, o)
+    out.settings = (*program.settings, *(setting_text(o) for o in settings))
     return out
+
+
+def setting_text(o: ast.Option) -> str:
+    """A setting as it was written (`weights=int4`)."""
+    s = o.span
+    return s.source.line(s.line)[s.column - 1: s.end_column - 1] if s.line == s.end_line else o.name
 
 
 def for_analysis(program: Program) -> Program:

@@ -17,10 +17,11 @@ from ..errors import CostSyntaxError, SolveError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
-from .variants import apply_settings, setting_kind
+from .variants import apply_settings, setting_kind, setting_text
 
 __all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses", "scenario_analysis",
-           "parse_settings", "parse_scenario", "check_solve", "check_scenario", "settings_text"]
+           "parse_settings", "parse_scenario", "check_solve", "check_scenario", "settings_text",
+           "baseline_text"]
 
 
 @dataclass(frozen=True)
@@ -95,11 +96,13 @@ def parse_scenario(text: str) -> tuple[str, tuple[ast.Option, ...]]:
 
 
 def settings_text(settings: Sequence[ast.Option]) -> str:
-    out = []
-    for o in settings:
-        s = o.span
-        out.append(s.source.line(s.line)[s.column - 1: s.end_column - 1] if s.line == s.end_line else o.name)
-    return "; ".join(out) or "as written"
+    return "; ".join(setting_text(o) for o in settings) or "as written"
+
+
+def baseline_text(analysis) -> str:
+    """What a comparison's baseline is: the file as written, with the settings it was run under."""
+    applied = analysis.program.settings
+    return f"as written, with {'; '.join(applied)}" if applied else "as written"
 
 
 # --- scenarios and comparisons ------------------------------------------------------------------
@@ -127,7 +130,7 @@ def answer_compares(analysis) -> tuple[Comparison, ...]:
         named = []
         for n in c.scenarios:
             if n.id == "baseline":
-                named.append(("baseline", "as written", analysis))
+                named.append(("baseline", baseline_text(analysis), analysis))
             else:
                 sc = analysis.program.scenarios[n.id]
                 named.append((n.id, settings_text(sc.settings), scenario_analysis(analysis, sc.settings)))

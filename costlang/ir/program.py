@@ -158,6 +158,8 @@ class Program:
     solves: list[ast.Solve] = field(default_factory=list)
     scenarios: dict[str, ast.Scenario] = field(default_factory=dict)
     compares: list[ast.Compare] = field(default_factory=list)
+    #: what-if settings applied to the file as written (`--set`, a scenario), as their text
+    settings: tuple[str, ...] = ()
 
     def add_symbol(self, s: SymbolDef) -> None:
         self.symbols[s.name] = s

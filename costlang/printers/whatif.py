@@ -2,7 +2,8 @@
 
 Input: `SolveResult`, `RegimeMap` and `Comparison` (analysis.solve, analysis.whatif) and
 `Sweep` (analysis.sweep). Output: lines of text, CSV, or JSON-ready dicts; deterministic.
-Exact values print exactly with a 4-digit decimal beside them; expressions print as sympy `str`.
+Exact values print exactly with a 4-digit decimal beside them; expressions print as sympy `str`,
+except that infinity prints as ∞ (sympy's `oo` is not for readers). Sweep cells carry their unit.
 """
 from __future__ import annotations
 
@@ -11,13 +12,34 @@ import io
 import math
 
 import sympy
+from sympy.printing.str import StrPrinter
 
 from ..analysis.solve import RegimeMap, SolveResult
-from ..units import DIMENSIONLESS
+from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from .numbers import exact_or_approx, human, is_bound, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
            "sweep_table", "sweep_csv", "sweep_dict"]
+
+_SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
+
+
+class _ReaderStr(StrPrinter):
+    """sympy's `str`, with ∞ for oo: a limit reads `intensity(y) → ∞`."""
+
+    def _print_Infinity(self, expr) -> str:
+        return "∞"
+
+    def _print_NegativeInfinity(self, expr) -> str:
+        return "-∞"
+
+    def _print_ComplexInfinity(self, expr) -> str:
+        return "∞"
+
+
+def _expr(e) -> str:
+    return _ReaderStr().doprint(e)
 
 
 def _v(value, unit=DIMENSIONLESS) -> str:
@@ -26,7 +48,9 @@ def _v(value, unit=DIMENSIONLESS) -> str:
         return "?"
     if isinstance(value, str):
         return value
-    if unit == DIMENSIONLESS or not is_bound(value):
+    if not is_bound(value):
+        return _expr(value)
+    if unit == DIMENSIONLESS:
         return exact_or_approx(value)
     return human(value, unit)
 
@@ -48,30 +72,41 @@ def solve_lines(r) -> list[str]:
         out = [f"  {r.name}: where each kernel turns from one bound to the other"]
         for kernel, result in r.kernels:
             if isinstance(result, SolveResult):
-                out.append(f"    {kernel}: {_regime_text(result)}"
-                           + (f" ({result.symbol}* = {_root_text(result)})" if result.values else ""))
+                out += _map_entry(kernel, result)
             else:
                 out.append(f"    {kernel}: {result} for every {r.symbol}")
         return out
     return _equation_lines(r)
 
 
+def _map_entry(kernel: str, r: SolveResult) -> list[str]:
+    """One kernel of a regime map: its regimes, its crossing (closed form when symbols are free)."""
+    x, text = r.symbol, _regime_text(r)
+    crossing = f"{x}* = {_root_text(r)}" if r.roots else ""
+    if text and crossing:
+        text += f" ({crossing})"
+    elif crossing:
+        text = f"changes bound at {crossing}"
+    lines = [f"    {kernel}: {text or 'no crossing found'}"]
+    return lines + [f"      ({t})" for t in _condition_texts(r)]
+
+
+def _heading(r: SolveResult) -> str:
+    """`name: lhs REL rhs, for X`; the name is left out when it is the statement's own text."""
+    equation = f"{r.lhs_text} {r.relation} {r.rhs_text}, for {r.symbol}"
+    default = "".join(f"{r.lhs_text}{r.relation}{r.rhs_text}for{r.symbol}".split())
+    return equation if "".join(r.name.split()) == default else f"{r.name}: {equation}"
+
+
 def _equation_lines(r: SolveResult) -> list[str]:
     x = r.symbol
-    out = [f"  {r.name}: {r.lhs_text} {r.relation} {r.rhs_text}, for {x}"]
+    out = [f"  {_heading(r)}"]
     if r.was_bound is not None:
         out.append(f"    ({x} = {_v(r.was_bound, r.unit)} as given is set aside: solved with {x} free)")
-    given = _given_text(r)
-    for i, root in enumerate(r.roots):
-        value = r.values[i] if i < len(r.values) else None
-        out.append(f"    {x}* = {root}" + (f" = {_v(value, r.unit)}" if value is not None and value != root else "")
-                   + (f"   ({given})" if given and value is not None and value != root else ""))
-        general = r.general[i] if i < len(r.general) else None
-        if general is not None and general != root:
-            out.append(f"       = {general}   (general form)")
+    out += _root_lines(r)
     if r.legend:
         out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
-    out += [f"    {text}" for text in _condition_texts(r.conditions)]
+    out += [f"    {text}" for text in _condition_texts(r)]
     if r.no_crossing is not None:
         out += _no_crossing_lines(r)
     if r.regimes and r.relation == "=" and r.no_crossing is None:
@@ -84,21 +119,40 @@ def _equation_lines(r: SolveResult) -> list[str]:
     return out
 
 
+def _root_lines(r: SolveResult) -> list[str]:
+    """Each root: closed form = exact value (bound symbols; its max() branch), then the general form."""
+    out, given = [], _given_text(r)
+    for i, root in enumerate(r.roots):
+        value = r.values[i] if i < len(r.values) else None
+        shown = value is not None and value != root
+        notes = "; ".join(filter(None, [given if shown else "", r.cases[i] if i < len(r.cases) else ""]))
+        out.append(f"    {r.symbol}* = {_expr(root)}" + (f" = {_v(value, r.unit)}" if shown else "")
+                   + (f"   ({notes})" if notes else ""))
+        general = r.general[i] if i < len(r.general) else None
+        if general is not None and general != root:
+            out.append(f"       = {_expr(general)}   (general form)")
+    return out
+
+
 def _given_text(r: SolveResult) -> str:
     return ", ".join(f"{sym} = {_v(value)}" for sym, value in r.given)
 
 
 def _root_text(r: SolveResult) -> str:
-    return ", ".join(_v(v, r.unit) for v in r.values)
+    return ", ".join(_v(v, r.unit) if v is not None else _expr(root) for root, v in zip(r.roots, r.values))
 
 
-def _condition_texts(conditions) -> list[str]:
-    return [f"{root} is positive only when {cond}" for root, cond in conditions]
+def _condition_texts(r: SolveResult) -> list[str]:
+    """When a symbolic root is positive, and which regime holds for every X when it is not."""
+    otherwise = ""
+    if len(r.roots) == 1 and len(r.regimes) == 2:
+        otherwise = f"; otherwise {r.regimes[0].words} for every {r.symbol}"
+    return [f"{_expr(root)} is positive only when {_expr(cond)}{otherwise}" for root, cond in r.conditions]
 
 
 def _no_crossing_lines(r: SolveResult) -> list[str]:
     n = r.no_crossing
-    general = f"; = {n.general}" if n.general is not None and n.general != n.value else ""
+    general = f"; = {_expr(n.general)}" if n.general is not None and n.general != n.value else ""
     cmp = "≤" if n.extremum == "sup" else "≥"
     words = r.regimes[0].words if len(r.regimes) == 1 else None
     where = f"as {n.where}" if "→" in n.where else f"at {n.where}"
@@ -107,7 +161,7 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
     if words:
         out.append(f"    so for every {r.symbol}: {words}")
     given = f" (here {_given_text(r)})" if r.given else ""
-    out += [f"    a crossing {r.symbol}* = {root} needs {cond}{given}" for root, cond in n.conditions]
+    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_expr(cond)}{given}" for root, cond in n.conditions]
     return out
 
 
@@ -122,10 +176,17 @@ def _range(x, lo: str, lo_op: str, hi: str, hi_op: str) -> str:
 def _regime_text(r: SolveResult) -> str:
     parts = []
     for g in r.regimes:
-        lo = _v(g.lower, r.unit) if g.lower is not None else ""
-        hi = _v(g.upper, r.unit) if g.upper is not None else ""
+        lo = _cut_text(r, g.lower) if g.lower is not None else ""
+        hi = _cut_text(r, g.upper) if g.upper is not None else ""
         parts.append(f"{g.words} for {_range(r.symbol, lo, '<', hi, '<')}")
     return ", ".join(parts)
+
+
+def _cut_text(r: SolveResult, cut) -> str:
+    """A regime's end: its value, or `B*` when it is a closed form in free symbols (stated apart)."""
+    if not is_bound(cut) and len(r.roots) == 1 and cut == r.roots[0]:
+        return f"{r.symbol}*"
+    return _v(cut, r.unit)
 
 
 def _set_text(s: sympy.Set, x, unit) -> str:
@@ -140,9 +201,9 @@ def _set_text(s: sympy.Set, x, unit) -> str:
 
 
 def _limit_text(r: SolveResult, lim) -> str:
-    forms = [str(lim.closed)]
+    forms = [_expr(lim.closed)]
     if lim.general is not None and lim.general != lim.closed:
-        forms.insert(0, str(lim.general))
+        forms.insert(0, _expr(lim.general))
     value = f" = {_v(lim.value)}" if lim.value is not None and lim.value != lim.closed else ""
     return f"    as {r.symbol} → ∞: {lim.side} → {' = '.join(forms)}{value}"
 
@@ -150,12 +211,13 @@ def _limit_text(r: SolveResult, lim) -> str:
 def _approx_text(r: SolveResult, ap) -> str:
     x = r.symbol
     when = f"{ap.symbol} ≫ {x}* ({ap.symbol} → ∞)" if r.unit == DIMENSIONLESS else f"{ap.symbol} → ∞"
-    text = f"    approximation for {when}: {x}* ≈ {ap.expr}"
+    text = f"    approximation for {when}: {x}* ≈ {_expr(ap.expr)}"
     if ap.value is not None and ap.value != ap.expr:
         text += f" = {_v(ap.value, r.unit)}"
-    if ap.value is not None and ap.exact is not None and ap.exact != 0:
-        error = float((ap.value - ap.exact) / ap.exact) * 100
-        text += f" (exact {_v(ap.exact, r.unit)}; {sig(abs(error), 3)} % {'low' if error < 0 else 'high'})"
+    if ap.error is not None:
+        error = float(ap.error) * 100
+        text += (f" (exact {_v(ap.exact, r.unit)}; {sig(abs(error), 3)} % {'low' if error < 0 else 'high'}; "
+                 f"shown when within {sig(float(APPROXIMATION_TOLERANCE) * 100)} %)")
     return text
 
 
@@ -196,7 +258,7 @@ def solve_dict(r) -> dict:
         "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
         "general_forms": [None if g is None else str(g) for g in r.general],
         "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
-        "values": [_num(v) for v in r.values],
+        "values": [_num(v) for v in r.values], "cases": list(r.cases),
         "exact_values": [None if v is None else str(v) for v in r.values],
         "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "words": g.words} for g in r.regimes],
         "whole": [{"words": w.words, "formula": w.formula, "value": int(w.value)} for w in r.whole],
@@ -205,8 +267,8 @@ def solve_dict(r) -> dict:
             "where": r.no_crossing.where, "other": r.no_crossing.other,
             "other_value": _num(r.no_crossing.other_value)},
         "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
-        "approximations": [{"when": f"{ap.symbol} -> oo", "expr": str(ap.expr), "value": _num(ap.value)}
-                           for ap in r.approximations],
+        "approximations": [{"when": f"{ap.symbol} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
+                            "error": _num(ap.error)} for ap in r.approximations],
         "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
     }
 
@@ -233,9 +295,19 @@ def _float_text(x: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _sweep_cell(x: float, unit) -> str:
+    """A table cell with its unit, SI-prefixed where the unit allows (`67.13 µs`, `1.074 GFLOP`;
+    `0.9998 FLOP/B`). Every cell is a float, so none is marked ≈."""
+    if unit in _SI_UNITS and math.isfinite(float(x)):
+        return human(float(x), unit)
+    text = _float_text(x)
+    return text if unit is None or unit == DIMENSIONLESS else f"{text} {unit}"
+
+
 def sweep_table(sw) -> str:
     header = [*sw.symbols, *sw.labels]
-    rows = [[*[_float_text(v) for v in point], *[_float_text(col[i]) for col in sw.columns]]
+    units = sw.units or (None,) * len(sw.columns)
+    rows = [[*[_float_text(v) for v in point], *[_sweep_cell(col[i], u) for col, u in zip(sw.columns, units)]]
             + ([mark] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
     widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
@@ -254,7 +326,7 @@ def sweep_csv(sw) -> str:
 
 
 def sweep_dict(sw) -> dict:
-    return {"symbols": list(sw.symbols), "labels": list(sw.labels),
+    return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
             "points": [[float(v) for v in p] for p in sw.points],
             "columns": [[float(v) for v in col] for col in sw.columns],
             "marks": list(sw.marks), "crossings": [c.text for c in sw.crossings]}

@@ -1,0 +1,130 @@
+"""max() and min() in solve equations: branches, the roots each branch allows, and limits.
+
+Input: a sympy expression f(x) that may contain Max/Min (every T_kernel is launch +
+max(T_compute, T_memory)). Output: the branches of f (each max()/min() replaced by one of its
+arguments, with the choice that made it), the roots of each branch, whether a branch's choice
+holds at a root, and limits of f as x → 0⁺ or ∞. sympy's `limit` (Gruntz) cannot expand a
+Max/Min in several symbols (it raises NotImplementedError), so `limit` here first replaces each
+one by the argument that wins near the point, which it decides by a limit of their difference.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Optional
+
+import sympy
+
+from ..errors import SolveError
+
+__all__ = ["Branch", "branches", "branch_roots", "holds_at", "ties_at", "limit", "sign_near", "MAX_EXTREMA"]
+
+MAX_EXTREMA = 4  # max()/min() terms split into branches; 2^4 branches at most
+_ORDERS = 4      # how many powers of x `sign_near` divides out before it gives up
+
+
+@dataclass(frozen=True)
+class Branch:
+    """f with each max()/min() term replaced by one of its arguments."""
+    expr: sympy.Expr
+    choice: tuple[tuple[sympy.Expr, sympy.Expr], ...]  # (the max()/min() term, the argument taken)
+
+
+def branches(f: sympy.Expr) -> list[Branch]:
+    """Every combination of arguments of the max()/min() terms of f (f itself if it has none)."""
+    extrema = sorted(f.atoms(sympy.Max, sympy.Min), key=sympy.default_sort_key)
+    if len(extrema) > MAX_EXTREMA:
+        raise SolveError(f"the equation has {len(extrema)} max()/min() terms; at most "
+                         f"{MAX_EXTREMA} can be split into cases")
+    out = []
+    for args in itertools.product(*[e.args for e in extrema]):
+        choice = tuple(zip(extrema, args))
+        out.append(Branch(f.xreplace(dict(choice)), choice))
+    return out
+
+
+def branch_roots(f: sympy.Expr, x: sympy.Symbol) -> list[tuple[sympy.Expr, Branch]]:
+    """(root, branch) for the roots of every branch's numerator; a root found twice is kept once."""
+    out: list[tuple[sympy.Expr, Branch]] = []
+    for branch in branches(f):
+        numer, _ = sympy.fraction(sympy.together(branch.expr))
+        numer = sympy.expand(numer)
+        if numer.is_zero:
+            raise SolveError("the two sides are equal for every value in a range; there is no "
+                             "single crossing to report")
+        if x not in numer.free_symbols:
+            continue
+        for r in sympy.solve(numer, x):
+            if all(r != seen for seen, _ in out):
+                out.append((r, branch))
+    return out
+
+
+def _gaps(branch: Branch, x, root):
+    """For each argument not taken: how far the taken one wins at x = root (≥ 0 when it does)."""
+    for term, taken in branch.choice:
+        for other in term.args:
+            if other != taken:
+                gap = taken - other if isinstance(term, sympy.Max) else other - taken
+                yield sympy.simplify(gap.xreplace({x: root}))
+
+
+def holds_at(branch: Branch, x, root) -> Optional[bool]:
+    """Whether every argument the branch takes is its term's max (min) at x = root; None: unknown."""
+    verdict: Optional[bool] = True
+    for gap in _gaps(branch, x, root):
+        if gap.is_negative:
+            return False
+        if not gap.is_nonnegative:
+            verdict = None
+    return verdict
+
+
+def ties_at(branch: Branch, x, root) -> bool:
+    """Whether some argument not taken is equal to the taken one at x = root."""
+    return any(gap.is_zero for gap in _gaps(branch, x, root))
+
+
+def _sign(value: sympy.Expr) -> int:
+    if value.is_extended_positive:
+        return 1
+    if value.is_extended_negative:
+        return -1
+    if value.is_zero:
+        return 0
+    raise NotImplementedError(f"the sign of {value} depends on the values of its symbols")
+
+
+def sign_near(e: sympy.Expr, x: sympy.Symbol, point) -> int:
+    """The sign of e for x just above 0 (point 0) or large enough (point ∞); ±1, or 0 if e ≡ 0."""
+    if sympy.simplify(e) == 0:
+        return 0
+    for k in range(_ORDERS):
+        scaled = e / x ** k if point == 0 else e * x ** k
+        value = _sign(limit(scaled, x, point))
+        if value:
+            return value
+    raise NotImplementedError(f"cannot tell the sign of {e} as {x} → {point}")
+
+
+def _winner(term: sympy.Expr, x, point) -> sympy.Expr:
+    """The argument of a max()/min() that is its value near the point."""
+    best = term.args[0]
+    for arg in term.args[1:]:
+        larger = sign_near(arg - best, x, point) > 0
+        if larger == isinstance(term, sympy.Max):
+            best = arg
+    return best
+
+
+def limit(e: sympy.Expr, x: sympy.Symbol, point) -> sympy.Expr:
+    """lim e as x → point (0 from above, or ∞), each max()/min() first replaced by its winner there.
+
+    >>> B, c = sympy.symbols("B c", positive=True)
+    >>> limit(B / sympy.Max(c, 2 * B), B, sympy.oo)
+    1/2
+    """
+    def winner(term):
+        return _winner(term, x, point) if x in term.free_symbols else term
+    flat = e.replace(lambda n: isinstance(n, (sympy.Max, sympy.Min)), winner)
+    return sympy.limit(flat, x, point, "+") if point == 0 else sympy.limit(flat, x, point)
