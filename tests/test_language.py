@@ -176,3 +176,21 @@ def test_symbolic_verdict_names_the_launch_bound_regime():
     # overhead when N > 5e-6 · 3.35e12 / 8 = 2093750.
     a = load_string("use hardware h100_sxm\ndim N\ninput x: fp32[N]\ny = relu(x)\nquery bound(y)").analyze()
     assert str(only(a).bound) == "launch-bound when N < 2093750, else memory-bound"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("op gelu(x): elementwise, flops = -3", "an op's FLOPs per element cannot be negative, not -3"),
+    ("input x: fp16[4]\nk = custom(x) { flops = -100 }", "'flops' cannot be negative, not -100"),
+    ("input x: fp16[4]\nk = custom(x) { reads = -5 B }", "'reads' cannot be negative, not -5"),
+    ("input x: fp16[4]\ny = relu(x)\nmeasure y { time = 1 s; traffic = 0 B - 2 B }",
+     "'traffic' cannot be negative, not -2"),
+])
+def test_negative_amounts_are_errors(text, message):
+    with pytest.raises(CostlangError) as e:
+        load_string(HW + text)
+    assert e.value.message == message
+
+
+def test_a_kernel_that_does_nothing_has_zero_intensity():
+    k = only(analyze("k = custom() { math = fp16 }"))
+    assert (k.intensity, k.attainable, k.fraction_of_peak) == (0, 0, 0)

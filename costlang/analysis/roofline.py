@@ -176,7 +176,10 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
 
 
 def _ratio(a, b):
-    return sympy.oo if b == 0 else a / b
+    """FLOPs per byte: a kernel that moves nothing has infinite intensity, unless it does nothing."""
+    if b == 0:
+        return sympy.Integer(0) if a == 0 else sympy.oo
+    return a / b
 
 
 def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:

@@ -144,7 +144,7 @@ class _Resolver:
         for o in s.options:
             if o.name != "flops":
                 raise SemanticError(f"unknown op option '{o.name}'", o.span, "ops take `flops = ...`")
-            flops = self.expect(o.value, FLOP, "an op's FLOPs per element", plain_ok=True).expr
+            flops = self.amount(o.value, FLOP, "an op's FLOPs per element")
         spec = OpSpec(s.name, s.params, s.kind.id, flops, s.span)
         check_arity(spec, s.span)
         self.program.ops[s.name] = spec
@@ -254,8 +254,16 @@ class _Resolver:
             if o.name in out:
                 raise SemanticError(f"'{o.name}' is given twice", o.span)
             plain_ok = allowed[o.name] in (FLOP, BYTE)
-            out[o.name] = self.expect(o.value, allowed[o.name], f"'{o.name}'", plain_ok=plain_ok).expr
+            out[o.name] = self.amount(o.value, allowed[o.name], f"'{o.name}'", plain_ok)
         return out
+
+    def amount(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = True) -> sympy.Expr:
+        """A count of FLOPs, bytes or seconds: `expect`ed in `unit`, and never negative."""
+        value = self.expect(expr, unit, what, plain_ok=plain_ok).expr
+        bound = value.xreplace(self.program.bindings)
+        if bound.is_number and bound.is_negative:
+            raise SemanticError(f"{what} cannot be negative, not {bound}", expr.span)
+        return value
 
     def dtype(self, name: str, span: Span) -> Dtype:
         if name not in self.program.dtypes:
