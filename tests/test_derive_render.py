@@ -72,3 +72,22 @@ def test_every_golden_math_fragment_renders_in_katex():
     assert len(frags) > 1000
     errors = [(w, f["tex"], e) for w, f, e in zip(where, frags, render_all(frags)) if e is not None]
     assert not errors, errors[:5]
+
+
+def test_every_solve_math_fragment_renders_in_katex():
+    """The solve sections (roots, regimes, whole answers, no-crossing reasons, limits, hardware
+    targets, regime maps) of every query example, in both languages and both formats."""
+    from test_derive_solve import REGIMES
+    analyses = [costlang.load(p).analyze() for p in sorted((ROOT / "examples/queries").glob("*.cost"))]
+    analyses.append(costlang.load_string(REGIMES, "regimes.cost").analyze())
+    assert sum(len(a.solves) for a in analyses) >= 6
+    frags = []
+    for a in analyses:
+        for lang in ("en", "ko"):
+            frags += fragments(MarkdownPrinter(lang=lang).doprint(a), _MD)
+            frags += fragments(LatexDocPrinter(lang=lang).doprint(a), _TEX)
+    solve_math = [f for f in frags if "^{*}" in f["tex"] and ("\\rfloor" in f["tex"] or "\\sup" in f["tex"]
+                                                              or "\\inf" in f["tex"] or "\\approx" in f["tex"])]
+    assert solve_math
+    errors = [(f["tex"], e) for f, e in zip(frags, render_all(frags)) if e is not None]
+    assert not errors, errors[:5]

@@ -8,6 +8,7 @@ steps themselves come from `analysis.derive`; this module only arranges and form
 """
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import sympy
@@ -17,6 +18,7 @@ from ..analysis.verdict import Verdict
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from .mathtex import CostLatexPrinter, value_chain
 from .phrases import LANGUAGES, phrase
+from .solve_derivation import SolveDerivation
 
 __all__ = ["Printer", "DerivationPrinter"]
 
@@ -58,8 +60,9 @@ class Printer:
         raise TypeError(f"{type(self).__name__} has no way to print a {type(obj).__name__}")
 
 
-class DerivationPrinter(Printer):
-    """The recipe's structure; subclasses supply the markup (headings, lists, math delimiters)."""
+class DerivationPrinter(SolveDerivation, Printer):
+    """The recipe's structure; subclasses supply the markup (headings, lists, math delimiters).
+    Solve results are printed by the `SolveDerivation` methods (`printers.solve_derivation`)."""
 
     _default_settings = {"lang": "en", "digits": 3, "standalone": False}
     _setting_checks = {"lang": LANGUAGES, "digits": int, "standalone": bool}
@@ -80,9 +83,17 @@ class DerivationPrinter(Printer):
         return phrase(self._settings["lang"], key)
 
     def _say(self, key, **fields) -> str:
-        """A phrase with its plain words escaped for the markup and its fields filled in."""
-        template = self.text(self._p(key))
-        return template.format(**fields)
+        """The phrase `key`, its plain words escaped for the markup and its fields filled in."""
+        return self._fill(self._p(key), **fields)
+
+    def _fill(self, template: str, **fields) -> str:
+        """A template with its words escaped and its fields (markup already) put in as they are."""
+        out = []
+        for words, field, _, _ in string.Formatter().parse(template):
+            out.append(self.text(words))
+            if field is not None:
+                out.append(str(fields[field]))
+        return "".join(out)
 
     def _tex(self, expr) -> tuple[str, bool]:
         p = CostLatexPrinter({"digits": self._settings["digits"]})
@@ -208,7 +219,7 @@ class DerivationPrinter(Printer):
 
     def _verdict_words(self, v: Verdict) -> str:
         words = self._p("verdict_words")[v.bound]
-        return self.text(words).format(condition=self.code(v.condition or ""))
+        return self._fill(words, condition=self.code(v.condition or ""))
 
     def _print_MeasuredResult(self, m, analysis, **_) -> str:
         d = derive.derive_measured(analysis, m)
@@ -233,7 +244,7 @@ class DerivationPrinter(Printer):
                                          verdict=self._verdict_words(q.value))])
         return self._steps([step])
 
-    # --- results of other stages: one method each ---------------------------------------------
+    # --- results of other stages: one method each (solves: printers.solve_derivation) -----------
     def _print_FusionComparison(self, c, analysis, **_) -> str:
         """Before → after for FLOPs, traffic, I, T_kernel and launches, with the exact ratio."""
         kernels = lambda ks: ", ".join(self.code("+".join(k)) for k in ks)  # noqa: E731
@@ -248,45 +259,3 @@ class DerivationPrinter(Printer):
             self.paragraph(self._say("fusion_kernels", before=kernels(c.kernels_before),
                                      after=kernels(c.kernels_after))),
             self.items(rows)])
-
-    def _print_SolveResult(self, r, analysis, **_) -> str:
-        """The equation, its solved form (closed, then in b, I*, BW), the value and the conditions."""
-        x = self._tex(r.symbol)[0]
-        rows = []
-        for n, root in enumerate(r.roots):
-            forms = [_lifted(r.general[n]) if n < len(r.general) else None, root,
-                     r.values[n] if n < len(r.values) else None]
-            texts = []
-            for f in forms:
-                tex = self._tex(f)[0] if f is not None else None
-                if tex is not None and tex not in texts:
-                    texts.append(tex)
-            rows += [f"{x} &= {texts[0]}"] + [f"&= {t}" for t in texts[1:]]
-        blocks = [self.heading(self._say("solve", name=self.code(r.name)), 2),
-                  self.paragraph(self._say("equation", lhs=self.code(r.lhs_text), rel=r.relation,
-                                           rhs=self.code(r.rhs_text), x=self.math(x)))]
-        if rows:
-            blocks.append(self.display(rows))
-        for expr, condition in r.conditions:
-            blocks.append(self.paragraph(self._say("condition", expr=self.math(self._tex(expr)[0]),
-                                                   condition=self.math(self._tex(condition)[0]))))
-        for ap in r.approximations:
-            value = "" if ap.value is None else " = " + self._tex(ap.value)[0]
-            blocks.append(self.paragraph(self._say(
-                "approximation", symbol=self.math(self._tex(ap.symbol)[0]),
-                expr=self.math(f"{x} \\approx {self._tex(ap.expr)[0]}{value}"))))
-        return "\n\n".join(blocks)
-
-    def _print_RegimeMap(self, r, analysis, **_) -> str:
-        parts = [self.heading(self._say("solve", name=self.code(r.name)), 2)]
-        for kernel, result in r.kernels:
-            body = self._print(result, analysis=analysis) if not isinstance(result, Verdict) \
-                else self.paragraph(self._verdict_words(result))
-            parts.append(self.paragraph(self.bold(self.code(kernel))) + "\n\n" + body)
-        return "\n\n".join(parts)
-
-
-def _lifted(expr):
-    """A solve's general form, with its lifted symbols (Istar, BW) named as the recipe names them."""
-    names = {"Istar": derive.ISTAR_T, "BW": derive.BW_T}
-    return expr.xreplace({sym: names[sym.name] for sym in expr.free_symbols if sym.name in names})

@@ -13,13 +13,18 @@ from .derivation import DerivationPrinter
 __all__ = ["LatexDocPrinter"]
 
 _TEXT_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
-                 "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                 "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 # symbols that pdfLaTeX's utf8 input does not know (names and phrases use them): as math
+                 "→": r"\ensuremath{\to}", "−": "-", "∞": r"\ensuremath{\infty}", "≤": r"\ensuremath{\le}",
+                 "≥": r"\ensuremath{\ge}", "≈": r"\ensuremath{\approx}", "≫": r"\ensuremath{\gg}"}
 _SECTIONS = {1: "section", 2: "subsection", 3: "subsubsection"}
 _CIRCLED = r"\textcircled{\scriptsize %d}"
 
 
-def _escape(s: str) -> str:
-    return "".join(_TEXT_ESCAPES.get(c, c) for c in s)
+def _escape(s: str, braces: bool = False) -> str:
+    """Text for LaTeX; `braces` also escapes { and } (names; phrase templates keep their fields)."""
+    table = {**_TEXT_ESCAPES, "{": r"\{", "}": r"\}"} if braces else _TEXT_ESCAPES
+    return "".join(table.get(c, c) for c in s)
 
 
 class LatexDocPrinter(DerivationPrinter):
@@ -41,7 +46,7 @@ class LatexDocPrinter(DerivationPrinter):
         return f"\\[\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}\n\\]"
 
     def code(self, name: str) -> str:
-        return f"\\texttt{{{_escape(name)}}}"
+        return f"\\texttt{{{_escape(name, braces=True)}}}"
 
     def text(self, s: str) -> str:
         return _escape(s)

@@ -26,6 +26,7 @@ GOLDEN_EXAMPLES = (
     "examples/kernel_time/gemm_3x2x3.cost",             # note, section 1
     "examples/kernel_time/vector_add_fp32.cost",        # note, sections 7-8
     "examples/kernel_time/effective_bandwidth.cost",    # note, section 3
+    "examples/queries/decode_crossing.cost",            # solve: B* = 512000/899, floor/ceil, B* ≈ I*·b/2
 )
 #: golden suffix → (format, language)
 VARIANTS = {".en.md": ("md", "en"), ".ko.md": ("md", "ko"), ".en.tex": ("latex", "en"),
