@@ -10,7 +10,8 @@ a case that runs longer than `CASE_SECONDS`.
 The suite runs a CI-sized, derandomized sample (about 2,000 cases, under a minute). A long,
 random run:
 
-    COSTLANG_FUZZ=long python -m pytest tests/test_fuzz.py      # 50 times as many cases
+    COSTLANG_FUZZ=long python -m pytest tests/test_fuzz.py   # 50 times as many cases (about an hour)
+    COSTLANG_FUZZ=5 python -m pytest tests/test_fuzz.py      # any other multiple
 """
 import os
 import re
@@ -30,12 +31,14 @@ from costlang.printers.json import to_json
 from costlang.printers.text import report
 
 NAME = "fuzz.cost"
-LONG = os.environ.get("COSTLANG_FUZZ") == "long"
+_SCALE = os.environ.get("COSTLANG_FUZZ", "1")
+SCALE = 50 if _SCALE == "long" else int(_SCALE) if _SCALE.isdigit() and int(_SCALE) > 0 else 1
+LONG = SCALE > 1
 CASE_SECONDS = 20  # far above any legitimate case; a case this slow is a hang
 
 
 def fuzz_settings(examples: int):
-    return settings(max_examples=examples * (50 if LONG else 1), deadline=None,
+    return settings(max_examples=examples * SCALE, deadline=None,
                     derandomize=not LONG, database=None if not LONG else settings.default.database,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much,

@@ -10,6 +10,7 @@ import json
 import sympy
 
 from ..analysis.verdict import Verdict
+from .numbers import beyond_floats, scientific
 
 __all__ = ["to_json", "to_dict", "comparison_dict", "number"]
 
@@ -20,6 +21,8 @@ def number(e):
         return e
     if e == sympy.oo:
         return "inf"
+    if e.is_number and e.is_real and beyond_floats(e):
+        return scientific(e, 17)  # no JSON number holds it (and Python prints no int over 4300 digits)
     if e.is_Integer:
         return int(e)
     if e.is_number and e.is_real:

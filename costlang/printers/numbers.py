@@ -6,13 +6,14 @@ exact rationals also show their exact form (``1/6 ≈ 0.1667``); symbolic values
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import sympy
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 
-__all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig"]
+__all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific"]
 
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
@@ -50,6 +51,23 @@ def _float(e) -> float:
     return float(sympy.N(e, 20)) if isinstance(e, sympy.Basic) else float(e)
 
 
+def beyond_floats(e) -> bool:
+    """Whether a bound, nonzero value is too large or too small for a float (1e400, 2^-2000)."""
+    if not isinstance(e, sympy.Basic) or e == 0 or not e.is_real:
+        return False
+    x = _float(e)
+    return math.isinf(x) or x == 0
+
+
+def scientific(e, digits: int = 4) -> str:
+    """A value beyond float range as `m.mmme+NNN`, from exact arithmetic."""
+    exponent = int(sympy.floor(sympy.log(abs(e), 10)))
+    mantissa = round(float(sympy.N(e / sympy.Integer(10) ** exponent, 20)), digits - 1)
+    if abs(mantissa) >= 10:  # 9.9996 rounds to 10.00: one power up
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.{digits - 1}f}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+
+
 def human(e, unit: Unit) -> str:
     """A value with its unit, SI-prefixed when the unit allows it.
 
@@ -60,6 +78,8 @@ def human(e, unit: Unit) -> str:
         return f"{e} {unit}".rstrip() if unit != DIMENSIONLESS else str(e)
     if e == sympy.oo:
         return "∞"
+    if beyond_floats(e):
+        return f"≈ {scientific(e)}" + ("" if unit == DIMENSIONLESS else f" {_PREFIXED.get(unit, unit)}")
     x = _float(e)
     if unit in _PREFIXED:
         return _prefixed(x, _SI, _PREFIXED[unit])
@@ -94,6 +114,8 @@ def exact_or_approx(e) -> str:
         return str(e)
     if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer) and e.q <= 10000 and abs(e.p) < 10 ** 7:
         return f"{e.p}/{e.q} ≈ {sig(_float(e))}"
+    if beyond_floats(e):
+        return f"≈ {scientific(e)}"
     text = sig(_float(e))
     exact = isinstance(e, sympy.Rational) and Fraction(text) == Fraction(int(e.p), int(e.q))
     return text if exact else f"≈ {text}"
@@ -101,11 +123,15 @@ def exact_or_approx(e) -> str:
 
 def plain(e) -> str:
     """A bound value to 4 significant digits, or the expression."""
+    if is_bound(e) and beyond_floats(e):
+        return scientific(e)
     return sig(_float(e)) if is_bound(e) and e != sympy.oo else str(e)
 
 
 def percent(e) -> str:
     if not is_bound(e):
         return f"100·({e}) %"
+    if beyond_floats(e):
+        return f"{scientific(e * 100, 3)} %"
     x = _float(e) * 100
     return f"{sig(x, 3)} %"
