@@ -15,6 +15,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import _resources
+from ..budget import time_budget
 from ..errors import CostlangError, CostSyntaxError, Source, Span
 from ..units import parse_unit
 from . import ast
@@ -42,17 +43,20 @@ def parse(text: str, name: str = "<string>") -> ast.Module:
     100000000
     """
     source = Source(name, text)
-    try:
-        tree = parser().parse(text)
-    except UnexpectedInput as e:
-        raise syntax_error(e, source, parser()) from None
-    check_nesting(tree, source)
-    try:
-        return ast.Module(name, tuple(_ToAst(source).transform(tree).children))
-    except VisitError as e:
-        if isinstance(e.orig_exc, CostlangError):
-            raise e.orig_exc from None
-        raise
+    # A very long file parses in time linear in its length; the budget turns "too long to wait
+    # for" into a clear error the user can lift with --time-budget.
+    with time_budget(None, f"parsing {name}", Span(source, 1, 1, 1, 2)):
+        try:
+            tree = parser().parse(text)
+        except UnexpectedInput as e:
+            raise syntax_error(e, source, parser()) from None
+        check_nesting(tree, source)
+        try:
+            return ast.Module(name, tuple(_ToAst(source).transform(tree).children))
+        except VisitError as e:
+            if isinstance(e.orig_exc, CostlangError):
+                raise e.orig_exc from None
+            raise
 
 
 # --- tree → AST -------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from .program import Value
 
 __all__ = ["Scope", "evaluate", "unit_words", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
 
-MAX_RESULT_BITS = 100_000  # a power whose exact value needs more bits than this is refused
+#: a value whose exact numerator or denominator needs more bits than this is refused; it also keeps
+#: every integer printable (Python refuses to print integers of more than 4,300 digits)
+MAX_RESULT_BITS = 12_000
 
 
 class Scope(Protocol):
@@ -63,7 +65,18 @@ def _binop(node: ast.BinOp, scope) -> Value:
     left, right = evaluate(node.left, scope), evaluate(node.right, scope)
     if node.op == "^":  # the size guard needs the values of bound symbols (`2^(2^N)`, N = 100)
         return _pow(node, left, right, getattr(scope, "bindings", None) or {})
-    return _BINOPS[node.op](node, left, right)
+    result = _BINOPS[node.op](node, left, right)
+    if node.op in "*/":
+        _check_magnitude(node, result.expr)
+    return result
+
+
+def _check_magnitude(node, expr: sympy.Expr) -> None:
+    """Refuse products whose exact numbers outgrow MAX_RESULT_BITS (1e400 · 1e400 · ...)."""
+    for r in expr.atoms(sympy.Rational):
+        if max(int(r.p).bit_length(), int(r.q).bit_length()) > MAX_RESULT_BITS:
+            raise SemanticError(f"'{node.span.text}' is too large to compute exactly", node.span,
+                                f"exact results are limited to about {MAX_RESULT_BITS} bits")
 
 
 def _add_sub(sign: int):
