@@ -119,3 +119,15 @@ def test_the_baseline_column_says_what_the_set_made_it(capsys):
     assert c["rows"][1]["values"][0] == pytest.approx(0.0175)       # T_memory of the baseline
     assert main(["compare", path, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["settings"] == ["as written"]
+
+
+def test_a_setting_that_would_blow_up_a_bound_power_is_refused(tmp_path, capsys):
+    # dim M = 2^(2^N): with N = 100, M would need 2^100 bits; the check measures it in floating
+    # point instead of building it (building it would never finish).
+    from costlang.cli import main
+    path = tmp_path / "p.cost"
+    path.write_text("use hardware chapter_gpu\ndim N = 3\ndim M = 2^(2^N)\ninput x: fp16[M]\ny = relu(x)\n")
+    assert main(["run", "--set", "N=100", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"{path}:3:5: error: with these settings, dim M = 2^(2^N) would be too large to compute exactly")
+    assert main(["run", "--set", "N=4", str(path)]) == 0   # M = 2^16: fine

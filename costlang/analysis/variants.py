@@ -25,7 +25,7 @@ import sympy
 
 from ..errors import CostNameError, SemanticError, Span, UnitError, did_you_mean
 from ..frontend import ast
-from ..ir.expr import evaluate, unit_words
+from ..ir.expr import check_substitution, evaluate, unit_words
 from ..ir.program import FUSION_MODES, Dtype, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
@@ -110,7 +110,10 @@ def _rebind(program: Program, values: dict) -> None:
     old = program.symbols
     program.symbols, program.bindings = {}, {}
     for name, s in old.items():
-        program.add_symbol(dataclasses.replace(s, value=values[name]) if name in values else s)
+        s = dataclasses.replace(s, value=values[name]) if name in values else s
+        if s.value is not None:  # a new value may blow up a bound power (2^(2^N), N = 100)
+            check_substitution(s.value, program.bindings, s.span, f"with these settings, {s.kind} {s.span.text}")
+        program.add_symbol(s)
 
 
 def _name_value(o: ast.Option, what: str) -> str:

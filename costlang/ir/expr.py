@@ -16,7 +16,7 @@ from ..frontend import ast
 from ..units import DIMENSIONLESS, Unit
 from .program import Value
 
-__all__ = ["Scope", "evaluate", "unit_words", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
+__all__ = ["Scope", "evaluate", "unit_words", "check_substitution", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
 
 #: a value whose exact numerator or denominator needs more bits than this is refused; it also keeps
 #: every integer printable (Python refuses to print integers of more than 4,300 digits)
@@ -69,6 +69,20 @@ def _binop(node: ast.BinOp, scope) -> Value:
     if node.op in "*/":
         _check_magnitude(node, result.expr)
     return result
+
+
+def check_substitution(expr: sympy.Expr, bindings: dict, span, what: str) -> None:
+    """Refuse giving symbols values that would make `expr` too large to compute exactly.
+
+    The check runs in floating point (`evalf`), so `2^(2^N)` with N = 100 is measured, not built.
+    """
+    if not expr.free_symbols or not (expr.free_symbols & set(bindings)):
+        return
+    approx = expr.evalf(15, subs=bindings)
+    mpf = getattr(approx, "_mpf_", None)
+    if mpf is not None and mpf[1] and abs(mpf[1].bit_length() + mpf[2]) > MAX_RESULT_BITS:
+        raise SemanticError(f"{what} would be too large to compute exactly", span,
+                            f"exact results are limited to about {MAX_RESULT_BITS} bits")
 
 
 def _check_magnitude(node, expr: sympy.Expr) -> None:
