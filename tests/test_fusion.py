@@ -329,13 +329,20 @@ def test_with_fusion_needs_a_mode_and_an_expression(tmp_path, capsys, call):
     assert "modes are: none, elementwise, epilogue" in err
 
 
-def test_fused_kernel_with_mixed_math_uses_the_widest_dtype():
-    # y computes in fp16, z (reading the fp32 input w) in fp32: the fused kernel is timed at the
-    # fp32 peak, so on chapter_gpu (fp16 only) it is refused as the unfused z kernel would be
+def test_fused_kernel_with_mixed_math_times_each_op_at_its_own_peak():
+    # y computes in fp16, z (reading the fp32 input w) in fp32. Each op's FLOPs run at its own
+    # dtype's peak (DOMAIN.md), so the fused kernel needs both peaks, as the two unfused kernels
+    # would: note_virtual (fp32 only) and chapter_gpu (fp16 only) each refuse it; the kernel is
+    # labelled with its widest math dtype.
     src = "input x: fp16[N]\ninput w: fp32[N]\ny = exp(x)\nz = mul(y, w)\n"
-    m = load_string("use hardware note_virtual\ndim N = 8\n" + src)
-    (k,) = m.analyze().kernels
-    assert k.cost.math_dtype == "fp32"
     from costlang.errors import SemanticError
+    with pytest.raises(SemanticError, match="no peak FLOP/s for fp16"):
+        load_string("use hardware note_virtual\ndim N = 8\n" + src).analyze()
     with pytest.raises(SemanticError, match="no peak FLOP/s for fp32"):
         load_string(HEAD + src).analyze()
+    both = "hardware g : note_virtual { peak fp16 = 40 TFLOP/s }\nuse hardware g\ndim N = 8\n"
+    a = load_string(both + src).analyze()
+    (k,) = a.kernels
+    # 8 FLOP at 40e12 + 8 FLOP at 20e12 = 0.6 ns
+    assert k.cost.math_dtype == "fp32"
+    assert a.value(k.t_compute) == sympy.Rational(8, 40 * 10 ** 12) + sympy.Rational(8, 20 * 10 ** 12)

@@ -194,3 +194,17 @@ def test_negative_amounts_are_errors(text, message):
 def test_a_kernel_that_does_nothing_has_zero_intensity():
     k = only(analyze("k = custom() { math = fp16 }"))
     assert (k.intensity, k.attainable, k.fraction_of_peak) == (0, 0, 0)
+
+
+def test_mixed_precision_in_one_fused_kernel_uses_each_ops_peak():
+    # relu in fp16 (N FLOP at 989.5 TFLOP/s) fused with an fp32 add (N FLOP at 67 TFLOP/s) on h100:
+    # T_compute = N/989.5e12 + N/67e12; the kernel's peak is the effective 2N / T_compute.
+    a = load_string("use hardware h100_sxm\ndim N = 2^20\ninput a: fp16[N]\ninput b: fp32[N]\n"
+                    "t = relu(a)\ny = add(t, b)").analyze()
+    k = only(a)
+    n = 2 ** 20
+    t_compute = R(n * 10, 9895 * 10 ** 12) + R(n, 67 * 10 ** 12)
+    v = a.value
+    assert k.ops == ("t", "y") and v(k.t_compute) == t_compute
+    assert v(k.peak) == 2 * n / t_compute
+    assert v(k.critical_intensity) == 2 * n / t_compute / (R(335, 100) * 10 ** 12)

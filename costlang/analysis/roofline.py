@@ -155,16 +155,9 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings) -> KernelResult:
-    peak = hw.peak(cost.math_dtype)
-    if peak is None:
-        node = program.nodes[k.ops[0]]
-        raise SemanticError(f"hardware '{hw.name}' states no peak FLOP/s for {cost.math_dtype}, "
-                            f"which kernel '{k.name}' computes in", node.span,
-                            f"it states peaks for: {', '.join(d for d, _ in hw.peaks)}; add "
-                            f"`peak {cost.math_dtype} = ...` to a hardware that extends it")
+    peak, t_compute = _compute(program, hw, k, cost)
     bw = hw.bandwidth
     intensity = _ratio(cost.flops, cost.bytes)
-    t_compute = cost.flops / peak
     t_memory = cost.bytes / bw
     attainable = sympy.Min(peak, bw * intensity)
     return KernelResult(
@@ -173,6 +166,31 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
         attainable, attainable / peak,
         decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings),
                program.nodes[k.ops[0]].span))
+
+
+def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
+    """The kernel's peak and T_compute. Mixed precision (DOMAIN.md): each op's FLOPs run at the
+    peak of its own math dtype, so T_compute = Σ FLOPs_op / peak_op and the kernel's peak is the
+    effective one, ΣFLOPs / T_compute (the dtype's peak when the kernel computes in one dtype)."""
+    nodes = [program.nodes[n] for n in k.ops if program.nodes[n].flops != 0]
+    dtypes = {n.math_dtype.name for n in nodes}
+    if len(dtypes) <= 1:
+        dtype = dtypes.pop() if dtypes else cost.math_dtype
+        peak = _peak(program, hw, k, dtype, nodes[0] if nodes else program.nodes[k.ops[0]])
+        return peak, cost.flops / peak
+    t_compute = sympy.Add(*[n.flops / _peak(program, hw, k, n.math_dtype.name, n) for n in nodes])
+    peak = cost.flops / t_compute
+    return (sympy.cancel(peak) if peak.free_symbols else peak), t_compute
+
+
+def _peak(program: Program, hw: Hardware, k: Kernel, dtype: str, node) -> sympy.Expr:
+    peak = hw.peak(dtype)
+    if peak is None:
+        raise SemanticError(f"hardware '{hw.name}' states no peak FLOP/s for {dtype}, "
+                            f"which kernel '{k.name}' computes in", node.span,
+                            f"it states peaks for: {', '.join(d for d, _ in hw.peaks)}; add "
+                            f"`peak {dtype} = ...` to a hardware that extends it")
+    return peak
 
 
 def _ratio(a, b):
