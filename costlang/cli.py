@@ -1,4 +1,5 @@
-"""The command line: `costlang run FILE [--json]`, `costlang check FILE`.
+"""The command line: `costlang run|check FILE` here; `derive` and `plot` (derive_cli.py) and
+`compare` and `sweep` (cli_whatif.py) add their own subcommands.
 
 Bad input prints `file:line:col: error: ...` with the source line and a caret, and exits with
 status 2; `--debug` adds the Python traceback. Output goes to stdout; errors to stderr.
