@@ -24,7 +24,7 @@ from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, Sym
 from ..units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
 from . import ast
 from .loader import read_module
-from .typecheck import RESULT_UNITS, check_expression
+from .typecheck import RESULT_UNITS, NameScope, check_expression
 
 __all__ = ["resolve", "static_call", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
 
@@ -339,37 +339,22 @@ class _Silenced(CostlangError):
     """A follow-on error about a name whose definition already failed: not reported."""
 
 
-class _StaticScope:
+class _StaticScope(NameScope):
     """Names and functions whose values are known while resolving: symbols, lets, sizes."""
 
     def __init__(self, r: _Resolver):
-        self.r = r
+        super().__init__(r)
         self.lets: dict[str, object] = {}  # let → its Value, or the error its evaluation raised
 
-    def name(self, node: ast.Name) -> Value:
-        p = self.r.program
-        if node.id in p.symbols:
-            return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
-        if node.id in p.lets:
-            if node.id not in self.lets:
-                try:
-                    self.lets[node.id] = evaluate(p.lets[node.id].value, self)
-                except CostlangError as e:
-                    self.lets[node.id] = e
-            if isinstance(self.lets[node.id], CostlangError):
-                raise self.lets[node.id]
-            return self.lets[node.id]
-        if node.id in p.tensors:
-            raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
-                                f"use numel({node.id}) or nbytes({node.id})")
-        raise self.r.unknown(node, "name", self.known_names())
-
-    def known_names(self) -> list[str]:
-        return list(self.r.program.symbols) + list(self.r.program.lets)
-
-    @property
-    def bindings(self) -> dict:
-        return self.r.program.bindings
+    def let(self, name: str) -> Value:
+        if name not in self.lets:
+            try:
+                self.lets[name] = evaluate(self.r.program.lets[name].value, self)
+            except CostlangError as e:
+                self.lets[name] = e
+        if isinstance(self.lets[name], CostlangError):
+            raise self.lets[name]
+        return self.lets[name]
 
     def call(self, node: ast.Call) -> Value:
         if node.func in RESULT_FUNCTIONS:

@@ -52,26 +52,51 @@ def check_expression(r, expr: ast.Expr, whole_query: bool = False) -> None:
     evaluate(expr, _CheckScope(r))
 
 
-class _CheckScope:
+class NameScope:
+    """What a name means while resolving: a symbol, or a `let` (evaluated once); a tensor is an
+    error. Subclasses say how lets are cached and what hint a misused tensor gets."""
+    tensor_hint = "use numel({0}) or nbytes({0})"
+
     def __init__(self, r):
         self.r = r
 
     def known_names(self):
         return list(self.r.program.symbols) + list(self.r.program.lets)
 
+    @property
+    def bindings(self) -> dict:
+        return self.r.program.bindings
+
     def name(self, node: ast.Name) -> Value:
         p = self.r.program
         if node.id in p.symbols:
             return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
-        if node.id in p.lets:  # cached on the resolver: `let a2 = a1 + a1` must not double the work
-            cache = self.r.let_values
-            if node.id not in cache:
-                cache[node.id] = evaluate(p.lets[node.id].value, self)
-            return cache[node.id]
-        if node.id in p.tensors or node.id in p.nodes:
+        if node.id in p.lets:
+            return self.let(node.id)
+        if self.is_tensor(node.id):
             raise SemanticError(f"'{node.id}' is a tensor, not a number", node.span,
-                                f"use a result function such as bytes({node.id}) or numel({node.id})")
+                                self.tensor_hint.format(node.id))
         raise self.r.unknown(node, "name", self.known_names())
+
+    def is_tensor(self, name: str) -> bool:
+        return name in self.r.program.tensors
+
+    def let(self, name: str) -> Value:
+        raise NotImplementedError
+
+
+class _CheckScope(NameScope):
+    tensor_hint = "use a result function such as bytes({0}) or numel({0})"
+
+    def is_tensor(self, name: str) -> bool:
+        return name in self.r.program.tensors or name in self.r.program.nodes
+
+    def let(self, name: str) -> Value:
+        # cached on the resolver: `let a2 = a1 + a1` must not double the work
+        cache = self.r.let_values
+        if name not in cache:
+            cache[name] = evaluate(self.r.program.lets[name].value, self)
+        return cache[name]
 
     def call(self, node: ast.Call) -> Value:
         from .resolve import STATIC_FUNCTIONS, static_call
