@@ -1,5 +1,6 @@
-"""The command line: `costlang run|check FILE` here; `derive` and `plot` (derive_cli.py) and
-`compare` and `sweep` (cli_whatif.py) add their own subcommands.
+"""The command line: `costlang run|check FILE` and `--version` here; `derive` and `plot`
+(derive_cli.py), `compare` and `sweep` (cli_whatif.py), and `ops`, `completion` and `editor`
+(cli_info.py) add their own subcommands.
 
 Bad input prints `file:line:col: error: ...` with the source line and a caret, and exits with
 status 2; `--debug` adds the Python traceback. Output goes to stdout; errors to stderr.
@@ -21,7 +22,9 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
     p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
+    p.add_argument("--version", action="version", version=f"costlang {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="analyse a .cost file and print the report")
     run.add_argument("file")
@@ -37,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_whatif import add_parsers as add_whatif_parsers, add_set_option
     add_set_option(run)
     whatif = add_whatif_parsers(sub)  # compare, sweep
-    for s in (run, check, *notes, *whatif):
+    from .cli_info import add_parsers as add_info_parsers
+    info = add_info_parsers(sub)  # ops, completion, editor
+    for s in (run, check, *notes, *whatif, *info):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
@@ -100,7 +105,14 @@ def _check(args) -> str:
 
 COMMANDS = {"run": _run, "check": _check,
             "derive": lambda args: _notes("derive", args), "plot": lambda args: _notes("plot", args),
-            "compare": lambda args: _whatif("compare", args), "sweep": lambda args: _whatif("sweep", args)}
+            "compare": lambda args: _whatif("compare", args), "sweep": lambda args: _whatif("sweep", args),
+            "ops": lambda args: _info("ops", args), "completion": lambda args: _info("completion", args),
+            "editor": lambda args: _info("editor", args)}
+
+
+def _info(command: str, args) -> str:
+    from .cli_info import COMMANDS as INFO
+    return INFO[command](args)
 
 
 def _whatif(command: str, args) -> str:

@@ -2,19 +2,19 @@
 
 Input: the text of a `.cost` file. Output: Pygments tokens. Registered through the
 `pygments.lexers` entry point in pyproject.toml (`costlang = "costlang.lexer:CostLexer"`); it
-follows grammar/costlang.lark: keywords, unit literals, numbers, strings, comments, operators.
+follows grammar/costlang.lark: keywords (read off the grammar itself), unit literals, numbers, strings, comments, operators.
 """
 from __future__ import annotations
 
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 
+from .frontend.keywords import NUMBER_PATTERN, OPERATOR_PATTERN, UNIT_PATTERN, grammar_keywords
+
 __all__ = ["CostLexer"]
 
-KEYWORDS = ("import", "dim", "param", "dtype", "input", "weight", "output", "op", "hardware", "use",
-            "let", "query", "measure", "fusion", "peak", "memory", "as")
-_UNIT = r"(?:(?:[kMGTPE]i?)?(?:FLOP|B)(?:/s)?|(?:m|u|µ|n)?s)(?![A-Za-z0-9_])"
-_NUMBER = r"(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+KEYWORDS = grammar_keywords()  # every quoted word of grammar/costlang.lark
+_UNIT, _NUMBER = UNIT_PATTERN, NUMBER_PATTERN
 
 
 class CostLexer(RegexLexer):
@@ -35,8 +35,8 @@ class CostLexer(RegexLexer):
             (_NUMBER, Number),
             (r"[A-Za-z_][A-Za-z0-9_]*(?=\s*\()", Name.Function),
             (r"[A-Za-z_][A-Za-z0-9_]*", Name),
-            (r"\*\*|->|[-+*/^=]", Operator),
-            (r"[()\[\]{},:;]", Punctuation),
+            (OPERATOR_PATTERN, Operator),
+            (r"[()\[\]{},:;.]", Punctuation),
             (r".", Text),
         ],
     }
