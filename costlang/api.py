@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional
 
 import networkx as nx
+import sympy
 
 from .analysis.roofline import Analysis, analyze
 from .errors import CostSyntaxError, Source, Span
@@ -30,26 +32,94 @@ from .ir.program import Program
 __all__ = ["Model", "load", "load_string"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Model:
-    """A loaded `.cost` file: its resolved program, ready to analyse under any fusion mode or hardware."""
+    """A loaded `.cost` file: its resolved program, ready to analyse under any fusion mode, hardware
+    or what-if settings. Loading never changes; each `analyze` call is independent.
+
+    >>> m = load_string('dim N\\ninput x: fp16[N]\\ny = relu(x)\\nuse hardware chapter_gpu')
+    >>> m
+    <costlang.Model '<string>': 1 op, 2 tensors, free symbols N, hardware chapter_gpu>
+    >>> sorted(m.graph.nodes)
+    ['y']
+    """
     program: Program
 
     @property
     def graph(self) -> nx.DiGraph:
+        """The operator DAG (networkx): one node per op, an edge per tensor a consumer reads."""
         return operator_graph(self.program)
 
-    def analyze(self, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
-        return analyze(self.program, fusion=fusion, hardware=hardware)
+    def analyze(self, fusion: Optional[str] = None, hardware: Optional[str] = None,
+                settings: Optional[Mapping[str, object]] = None) -> Analysis:
+        """Costs, the roofline verdicts and the file's queries, solves and comparisons.
+
+        `fusion` is `none`, `elementwise` or `epilogue` (default: the file's); `hardware` a preset
+        or hardware of the file; `settings` what-if settings, as `--set` takes them on the command
+        line: a symbol's value (an int, a `fractions.Fraction` or a costlang expression as text), a
+        tensor's or role's dtype, a hardware figure. Values are parsed by costlang, never by Python.
+
+        >>> m = load_string('use hardware chapter_gpu\\ndim N\\ninput x: fp16[N]\\ny = relu(x)')
+        >>> a = m.analyze(settings={"N": 1000})
+        >>> k = a.kernels[0]
+        >>> k.flops, a.value(k.flops), a.value(k.bytes)   # relu: 1 FLOP and 2 + 2 B per element
+        (N, 1000, 4000)
+        >>> b = m.analyze(settings={"N": 10, "x": "fp32"})
+        >>> b.value(b.kernels[0].bytes)                   # 10·(4 + 2) B: x read as fp32, y stays fp16
+        60
+        """
+        program = self.program
+        if settings:
+            from .analysis.variants import apply_settings
+            from .analysis.whatif import parse_settings
+            text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
+            program = apply_settings(program, parse_settings(text, "settings"))
+        return analyze(program, fusion=fusion, hardware=hardware)
+
+    def __repr__(self) -> str:
+        p = self.program
+        name = p.main_span.source.name if p.main_span else "<program>"
+        free = ", ".join(sorted(str(s) for s in p.free_symbols)) or "none"
+        ops = len(p.nodes)
+        return (f"<costlang.Model {name!r}: {ops} op{'s' * (ops != 1)}, {len(p.tensors)} tensors, "
+                f"free symbols {free}, hardware {p.selected_hardware or 'none'}>")
+
+
+def _setting_text(value: object) -> str:
+    """A Python value as costlang setting text: exact numbers stay exact; text is costlang's."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, sympy.Rational, str)):
+        raise TypeError(f"a setting's value is an int, a Fraction or costlang text, not {value!r}")
+    if isinstance(value, (Fraction, sympy.Rational)):
+        return f"({value.numerator}) / ({value.denominator})" if isinstance(value, Fraction) \
+            else f"({value.p}) / ({value.q})"
+    return str(value)
 
 
 def load(path, display: Optional[str] = None) -> Model:
+    """Load a `.cost` file (and what it imports) and resolve it.
+
+    Errors are `costlang.errors.CostlangError`s whose `render()` is the `file:line:col` message
+    the command line prints.
+
+    >>> from pathlib import Path
+    >>> m = load(Path(__file__).parent.parent / "examples" / "roofline" / "gemm_4096.cost")
+    >>> a = m.analyze()
+    >>> a.value(a.kernels[0].intensity)          # 2·4096³ / (3·4096²·2) FLOP/B
+    4096/3
+    """
     path = Path(path)
     name = display or str(path)
     return _build(read_text(path, display=name), name, path.resolve())
 
 
 def load_string(text: str, name: str = "<string>") -> Model:
+    """Load a program from text; `name` is the file name its error messages show.
+
+    >>> load_string("dim N = ", name="typo.cost")
+    Traceback (most recent call last):
+    ...
+    costlang.errors.CostSyntaxError: typo.cost:1:9: error: ...
+    """
     return _build(text, name, None)
 
 
