@@ -9,8 +9,6 @@ behind a sweep plot is `analysis.curve`; `printers.plot` only draws.
 from __future__ import annotations
 
 import argparse
-import math
-import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,13 +18,11 @@ from .errors import CostlangError, Source, Span
 from .ir.program import FUSION_MODES
 from .printers.phrases import LANGUAGES
 
-__all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation", "parse_range",
+__all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation",
            "ArgumentError", "COMMANDS"]
 
 FORMATS = ("md", "latex")
-DEFAULT_RANGE = "1:10000"
-# a plain positive number as --range takes it: 64, 0.5, 1e3, 1/3 (exponents of two digits at most)
-_NUMBER = re.compile(r"\d+(\.\d*)?([eE][+-]?\d{1,2})?|\.\d+([eE][+-]?\d{1,2})?|\d+/\d+")
+DEFAULT_RANGE = "1..10000"
 
 
 class ArgumentError(CostlangError):
@@ -60,8 +56,13 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                       help="also place the unfused kernels, with arrows to the kernels they fuse into")
     plot.add_argument("--sweep", metavar="QUERY",
                       help="plot this query against its free symbol instead of the roofline")
-    plot.add_argument("--range", metavar="LO:HI",
-                      help=f"the swept symbol's range, e.g. 64:8192 (default {DEFAULT_RANGE})")
+    plot.add_argument("--over", metavar="NAME=LO..HI[:SPACING]",
+                      help="a free symbol's range, as `sweep --over` takes it: the roofline draws each "
+                           "kernel's trajectory along it; a --sweep plot uses it as its x axis "
+                           f"(default {DEFAULT_RANGE} on a log scale)")
+    plot.add_argument("--linear", action="store_true", help="linear axes instead of logarithmic ones")
+    plot.add_argument("--style", choices=("paper", "slides"), default="paper",
+                      help="paper (default) or slides: a 16:9 figure with large type")
     plot.add_argument("--against", metavar="QUERY|istar",
                       help="the reference line the sweep crosses (default: I* for an intensity)")
     from .cli_whatif import add_set_option
@@ -120,24 +121,60 @@ def plot_command(args) -> str:
     from .analysis.roofline import analyze
     from .cli_whatif import apply_cli_settings
     program = apply_cli_settings(load(args.file), args.set)
+    axis = None
+    if args.over is not None:
+        from .analysis.curve import CURVE_POINTS
+        from .analysis.sweep import parse_axis
+        axis = parse_axis(program, args.over, default=f"log:{CURVE_POINTS if args.sweep else TRAJECTORY_POINTS}")
     if args.sweep:
-        from .analysis.curve import query_curve
-        lo, hi = parse_range(args.range if args.range is not None else DEFAULT_RANGE)
-        a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
-        figure = plot.sweep(query_curve(a, args.sweep, lo, hi, args.against))
+        figure = _sweep_plot(plot, program, args, axis)
     else:
         hardware = args.hardware or [None]
         analyses = [analyze(program, fusion=args.fusion, hardware=h) for h in hardware]
         unfused = [analyze(program, fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
-        figure = plot.roofline(analyses, unfused)
+        trajectories = []
+        if axis is not None:
+            from .analysis.curve import kernel_trajectories
+            trajectories = [kernel_trajectories(a, axis) for a in analyses]
+        elif not any(plot._points(a) for a in analyses):
+            free = ", ".join(sorted(str(s) for s in program.free_symbols))
+            raise ArgumentError(f"no kernel can be placed on the roofline: they depend on {free}, which "
+                                "have no value", None,
+                                f"give them values with --set (e.g. --set {free.split(',')[0]}=1024), or draw "
+                                f"each kernel's path with --over {free.split(',')[0]}=1..4096")
+        figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
     _write(args.output, figure.save)
     return ""
+
+
+TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default spacing
+
+
+def _sweep_plot(plot, program, args, axis):
+    from .analysis.curve import query_curve
+    from .analysis.roofline import analyze
+    a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
+    if axis is None:
+        lo, hi, name, xs = 1, 10000, None, None
+    else:
+        lo, hi, name, xs = (_exact(min(axis.values)), _exact(max(axis.values)), axis.name,
+                            axis.values)
+    curve = query_curve(a, args.sweep, lo, hi, args.against, symbol_name=name, xs=xs)
+    query = next(q for q in a.queries if q.name == args.sweep).value
+    unit = "" if query.unit.dimensionless else str(query.unit)
+    return plot.sweep(curve, linear=args.linear, style=args.style, unit=unit)
+
+
+def _exact(x: float) -> sympy.Rational:
+    """A float bound of a range as the exact number it was typed as (64.0 → 64, 0.1 → 1/10)."""
+    f = Fraction(repr(x))
+    return sympy.Rational(f.numerator, f.denominator)
 
 
 def _check_plot_options(args) -> None:
     """Options that the chosen kind of plot would silently ignore are errors."""
     if not args.sweep:
-        for flag, value in (("--range", args.range), ("--against", args.against)):
+        for flag, value in (("--against", args.against),):
             if value is not None:
                 raise ArgumentError(f"{flag} applies to a sweep plot only", argument_span(flag, value),
                                     f"add --sweep QUERY, or leave out {flag}")
@@ -159,27 +196,6 @@ def _plotting():
                             "pip install 'costlang[plot]'") from None
     from .printers import plot
     return plot
-
-
-def parse_range(text: str) -> tuple[sympy.Rational, sympy.Rational]:
-    """`LO:HI`: two positive numbers, LO < HI, kept exact (parsed by `fractions`, never evaluated).
-
-    >>> parse_range("64:8192"), parse_range("1e-3:0.5")
-    ((64, 8192), (1/1000, 1/2))
-    """
-    span = argument_span("--range", text)
-    lo_text, sep, hi_text = (t.strip() for t in text.partition(":"))
-    if not (sep and _NUMBER.fullmatch(lo_text) and _NUMBER.fullmatch(hi_text)):
-        raise ArgumentError(f"--range takes LO:HI, two positive numbers such as 64:8192, not {text!r}", span)
-    lo, hi = (sympy.Rational(f.numerator, f.denominator) for f in map(Fraction, (lo_text, hi_text)))
-    if lo <= 0:
-        raise ArgumentError(f"the sweep's axis is logarithmic: --range must start above 0, not at {lo_text}",
-                            span, "start at a small positive value, e.g. 1:" + hi_text)
-    if lo >= hi:
-        raise ArgumentError(f"--range must go up (LO < HI), not from {lo_text} to {hi_text}", span)
-    if not math.isfinite(float(hi)):
-        raise ArgumentError(f"--range is too wide for a plot: {hi_text}", span)
-    return lo, hi
 
 
 COMMANDS = {"derive": derive_command, "plot": plot_command}

@@ -128,25 +128,25 @@ EX2 = str(EX / "roofline/exercises/ex2_gemm_1024.cost")
 
 def test_cli_sweep_plot(tmp_path):
     out = tmp_path / "sweep.svg"
-    assert main(["plot", EX2, "--sweep", "I(n)", "--range", "64:8192", "-o", str(out)]) == 0
+    assert main(["plot", EX2, "--sweep", "I(n)", "--over", "n=64..8192", "-o", str(out)]) == 0
     assert b"<svg" in out.read_bytes()
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--sweep", "I(n)", "--range", "abc"],
-     "--range:1:1: error: --range takes LO:HI, two positive numbers such as 64:8192, not 'abc'\n 1 | abc"),
-    (["--sweep", "I(n)", "--range", "0:100"],
-     "--range:1:1: error: the sweep's axis is logarithmic: --range must start above 0, not at 0"),
-    (["--sweep", "I(n)", "--range", "100:10"], "error: --range must go up (LO < HI), not from 100 to 10"),
-    (["--sweep", "I(n)", "--range", "1:2:3"], "not '1:2:3'"),
-    (["--sweep", "I(n)", "--range", "1e999:1e9999"], "not '1e999:1e9999'"),
+    (["--sweep", "I(n)", "--over", "abc"],
+     "--over:1:1: error: expected a range such as B=1..1024:pow2 or a list such as B=1,8,64, not 'abc'\n 1 | abc"),
+    (["--sweep", "I(n)", "--over", "n=0..100"],
+     "--over:1:1: error: the range of n must go from a positive value up, not 0..100"),
+    (["--sweep", "I(n)", "--over", "n=100..10"], "error: the range of n must go from a positive value up"),
+    (["--sweep", "I(n)", "--over", "m=1..10"], "error: cannot sweep 'm': it is not a dim or param of this file"),
+    (["--sweep", "I(n)", "--over", "n=1..2:cubic"], "error: unknown sweep spacing 'cubic'"),
     (["--sweep", "I(m)"], "error: there is no numeric query named 'I(m)' to sweep\n  = hint: did you mean 'I(n)'?"),
     (["--sweep", "nope"], "  = hint: queries: I, I(4096) / I(1024), I(n), bytes, flops\n"),
     (["--sweep", "I"], "error: query 'I' must depend on exactly one free symbol to be swept, not 0"),
     (["--sweep", "I(n)", "--against", "flops"],
      "error: query 'I(n)' is in an intensity (FLOP/B) but 'flops' is in FLOPs: they cannot cross"),
     (["--sweep", "I(n)", "--against", "nope"], "error: there is no numeric query named 'nope' to sweep against"),
-    (["--range", "1:10"], "--range:1:1: error: --range applies to a sweep plot only"),
+    (["--against", "flops"], "--against:1:1: error: --against applies to a sweep plot only"),
     (["--sweep", "I(n)", "--compare-fusion"], "error: --compare-fusion applies to the roofline"),
     (["--sweep", "I(n)", "--hardware", "a100_80gb", "--hardware", "h100_sxm"],
      "error: a sweep plot takes one --hardware, not 2"),
@@ -181,3 +181,100 @@ def test_cli_plot_set_a_size(tmp_path):
     out = tmp_path / "d.png"
     assert main(["plot", str(EX / "queries/decode_crossing.cost"), "--sweep", "I(B)", "--set", "d=4096",
                  "-o", str(out)]) == 0 and out.exists()
+
+
+# --- issue 16: trajectories, markers, labels apart, units, styles -----------------------------------
+
+DECODE = str(EX / "queries/decode_crossing.cost")
+
+
+def test_roofline_of_free_sizes_is_refused_with_a_hint(tmp_path, capsys):
+    out = tmp_path / "r.png"
+    assert main(["plot", DECODE, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no kernel can be placed on the roofline: they depend on B" in err and "--over B=" in err
+    assert not out.exists()
+
+
+def test_trajectory_along_a_free_size_with_its_crossing():
+    from costlang.analysis.curve import kernel_trajectories
+    from costlang.analysis.sweep import parse_axis
+    a = costlang.load(DECODE).analyze()
+    axis = parse_axis(a.program, "B=1..4096:pow2")
+    (t,) = kernel_trajectories(a, axis)
+    # decode_crossing.cost: I(B) = 2·B·d/(b·(2B + d)), d = 8192, b = 2, attainable = min(1e15, 2e12·I)
+    assert list(t.xs) == [2.0 ** k for k in range(13)]
+    assert t.intensity[0] == pytest.approx(4096 / 4097)           # B = 1: 8192/8194
+    assert t.attainable[0] == pytest.approx(2e12 * 4096 / 4097)
+    assert t.intensity[-1] == pytest.approx(2048)                   # B = 4096: 2·4096·8192/(2·16384)
+    assert t.attainable[-1] == pytest.approx(1e15)                  # capped by the bf16 peak
+    assert t.crossings == (sympy.Rational(512000, 899),)            # exact B*, as the solve gives
+    ax = plot.roofline([a], trajectories=[(t,)]).axes
+    lines = lines_by_label(ax)
+    path = lines["y for B = 1 … 4096"]
+    assert list(path.get_xdata()) == pytest.approx(list(t.intensity))
+    cross = lines["y: compute-bound from B = 569.5"]
+    assert (cross.get_xdata()[0], cross.get_ydata()[0]) == pytest.approx((500, 1e15))   # (I*, peak)
+    assert {"y (B = 1)", "B = 4096", "B* = 569.5"} <= {t.get_text() for t in ax.texts}
+
+
+def test_cli_trajectory_plot(tmp_path):
+    out = tmp_path / "t.svg"
+    assert main(["plot", DECODE, "--over", "B=1..4096", "-o", str(out)]) == 0
+    assert b"<svg" in out.read_bytes()
+
+
+def _boxes(ax):
+    renderer = ax.figure.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts if t.get_text()]
+
+
+def test_labels_never_overprint():
+    # ex4 unfused: t1 and t2 sit on the same point (I = 1/6), y at 1/4, the fused kernel at 3/8
+    fused = analysis("roofline/exercises/ex4_fusion.cost")
+    unfused = analysis("roofline/exercises/ex4_fusion.cost", fusion="none")
+    boxes = _boxes(plot.roofline([fused], [unfused]).axes)
+    assert sorted(name for name, _ in boxes) == ["I* = 500", "t1", "t1+t2+y", "t2", "y"]
+    for n, (a_name, a) in enumerate(boxes):
+        for b_name, b in boxes[n + 1:]:
+            assert not a.overlaps(b), (a_name, b_name)
+
+
+def test_fused_points_are_filled_and_unfused_hollow():
+    fused = analysis("roofline/exercises/ex4_fusion.cost")
+    unfused = analysis("roofline/exercises/ex4_fusion.cost", fusion="none")
+    lines = lines_by_label(plot.roofline([fused], [unfused]).axes)
+    assert lines["kernel t1+t2+y"].get_markerfacecolor() != "none"
+    assert {lines[f"unfused {k}"].get_markerfacecolor() for k in ("t1", "t2", "y")} == {"none"}
+
+
+def test_axes_carry_units_with_prefixes():
+    ax = plot.roofline([analysis("roofline/vector_add_fp16.cost")]).axes
+    ax.figure.draw_without_rendering()
+    ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert "1 TFLOP/s" in ticks and "1 PFLOP/s" in ticks
+    assert ax.get_xlabel() == "arithmetic intensity I (FLOP/B)"
+
+
+def test_linear_axes_and_slide_style():
+    p = plot.roofline([analysis("roofline/gemm_4096.cost")], linear=True, style="slides")
+    assert p.axes.get_xscale() == "linear" and p.axes.get_yscale() == "linear"
+    assert tuple(p.figure.get_size_inches()) == pytest.approx((13.33, 7.5))
+    assert p.axes.title.get_fontsize() == 18
+
+
+def test_sweep_plot_has_a_title_and_its_unit():
+    c = query_curve(analysis("roofline/exercises/ex2_gemm_1024.cost"), "I(n)", 64, 8192)
+    ax = plot.sweep(c, unit="FLOP/B").axes
+    assert ax.get_title() == "I(n) against n" and ax.get_ylabel() == "I(n) (FLOP/B)"
+
+
+def test_sweep_plot_over_listed_points(tmp_path):
+    # an explicit list is taken as it is: I(n) = n/3 at n = 300, 1500, 3000
+    from costlang.analysis.sweep import parse_axis
+    a = analysis("roofline/exercises/ex2_gemm_1024.cost")
+    axis = parse_axis(a.program, "n=300,1500,3000")
+    c = query_curve(a, "I(n)", 300, 3000, xs=axis.values)
+    assert list(c.ys) == pytest.approx([100, 500, 1000])
+    assert main(["plot", EX2, "--sweep", "I(n)", "--over", "n=300,1500,3000", "--linear",
+                 "-o", str(tmp_path / "l.png")]) == 0

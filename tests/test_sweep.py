@@ -75,3 +75,22 @@ def test_table_cells_carry_their_units(capsys):
     path = str(EXAMPLES / "queries" / "llm_decode_batch.cost")
     assert main(["sweep", path, "--over", "B=1..1", "--show", "tokens/s", "--set", "weights=int4"]) == 0
     assert capsys.readouterr().out.splitlines()[2].split() == ["1", "57.14", "1/s"]
+
+
+def test_sweep_over_an_explicit_list_of_points():
+    # tokens/s = B·100/7 below B* = 500, then 50000/7: B = 1 → 100/7, 8 → 800/7, 500 → 50000/7
+    _, sw = run_sweep("queries/llm_decode_batch.cost", ["B=1, 8, 500"], ["tokens/s"])
+    assert [p[0] for p in sw.points] == [1, 8, 500]
+    assert list(sw.columns[0]) == pytest.approx([100 / 7, 800 / 7, 50000 / 7])
+
+
+@pytest.mark.parametrize("over, message", [
+    ("B=8,1", "must be positive and increasing"),
+    ("B=1,1", "must be positive and increasing"),
+    ("B=0,4", "must be positive and increasing"),
+    ("B=1,2.5", "B is a dim: its listed values must be whole numbers"),
+])
+def test_bad_point_lists_are_errors(over, message):
+    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    with pytest.raises(CostlangError, match=message):
+        parse_axis(a.program, over)

@@ -21,7 +21,8 @@ from ..ir.expr import unit_words
 from ..units import INTENSITY
 from .sweep import Axis, sweep
 
-__all__ = ["QueryCurve", "query_curve", "crossings", "CURVE_POINTS", "ISTAR"]
+__all__ = ["QueryCurve", "Trajectory", "query_curve", "kernel_trajectories", "crossings", "CURVE_POINTS",
+           "ISTAR"]
 
 CURVE_POINTS = 200
 ISTAR = "istar"   # the name `--against` uses for the critical intensity I*
@@ -38,18 +39,54 @@ class QueryCurve:
     crossings: tuple[tuple[sympy.Expr, sympy.Expr], ...]  # exact (x, value) where they meet
 
 
+@dataclass(frozen=True)
+class Trajectory:
+    """A kernel's roofline point as one free symbol moves: (I, attainable) at each sample."""
+    kernel: str
+    symbol: str
+    xs: np.ndarray                        # the symbol's sample values
+    intensity: np.ndarray                 # I at each sample (FLOP/B)
+    attainable: np.ndarray                # min(peak, BW·I) at each sample (FLOP/s)
+    critical_intensity: float             # I* of the kernel (where it changes bound)
+    peak: float                           # the kernel's compute ceiling (FLOP/s)
+    crossings: tuple[sympy.Expr, ...]     # exact values of the symbol where I = I*, in the range
+
+
+def kernel_trajectories(analysis, axis: Axis) -> tuple[Trajectory, ...]:
+    """Each kernel's (I, attainable) along `axis`, tabulated by `analysis.sweep` (numpy, one pass per
+    expression), with the exact values of the symbol where the kernel crosses I* (within the axis)."""
+    names = [k.name for k in analysis.kernels]
+    shows = [f"{f}({n})" for n in names for f in ("intensity", "attainable")]
+    table = sweep(analysis, [axis], shows)
+    lo, hi = min(axis.values), max(axis.values)
+    out = []
+    for n, k in enumerate(analysis.kernels):
+        istar = analysis.value(k.critical_intensity)
+        found = tuple(c.value for c in table.crossings if c.kernel == k.name and lo <= c.value <= hi)
+        out.append(Trajectory(k.name, axis.name, np.asarray(axis.values, dtype=float), table.columns[2 * n],
+                              table.columns[2 * n + 1], float(istar), float(istar * analysis.hardware.bandwidth),
+                              found))
+    return tuple(out)
+
+
 def query_curve(analysis, name: str, lo: sympy.Rational, hi: sympy.Rational,
-                against: Optional[str] = None, points: int = CURVE_POINTS) -> QueryCurve:
-    """The query `name` on `points` geometric steps of its free symbol from `lo` to `hi` (> 0)."""
+                against: Optional[str] = None, points: int = CURVE_POINTS, symbol_name: Optional[str] = None,
+                xs=None) -> QueryCurve:
+    """The query `name` on `points` geometric steps of its free symbol from `lo` to `hi` (> 0);
+    `symbol_name`, when given, must be that free symbol (the command line's `--over NAME=...`), and
+    `xs` replaces the geometric steps by the given sample points."""
     query = _numeric_query(analysis, name, "to sweep")
     expr = analysis.value(query.expr)
     symbol = _free_symbol(name, expr)
+    if symbol_name is not None and symbol.name != symbol_name:
+        raise SemanticError(f"query {name!r} depends on {symbol}, not on {symbol_name}", None,
+                            f"sweep it --over {symbol}=LO..HI")
     label, reference = _reference(analysis, name, query, against)
     if reference is not None and not reference.free_symbols <= {symbol}:
         raise SemanticError(f"the reference {label!r} depends on "
                             f"{', '.join(sorted(map(str, reference.free_symbols - {symbol})))}, "
                             f"not only on {symbol}", None, "give those symbols a value with --set")
-    xs = np.geomspace(float(lo), float(hi), points)
+    xs = np.geomspace(float(lo), float(hi), points) if xs is None else np.asarray(xs, dtype=float)
     varying = reference is not None and symbol in reference.free_symbols
     table = sweep(analysis, [Axis(symbol.name, tuple(xs))], [name] + ([against] if varying else []))
     ref = None if reference is None else (

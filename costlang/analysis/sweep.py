@@ -64,24 +64,34 @@ def arg_span(flag: str, text: str) -> Span:
     return Span(Source(flag, text), 1, 1, 1, len(text) + 1)
 
 
-def parse_axis(program, text: str) -> Axis:
-    """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]`; LO and HI are costlang expressions."""
+def parse_axis(program, text: str, default: str = "lin") -> Axis:
+    """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]` or an explicit list `NAME=V1,V2,...`; bounds and
+    values are costlang expressions. `default` is the spacing when the range names none."""
     from .whatif import parse_settings
     name, sep, rest = text.partition("=")
     spec, _, mode = rest.partition(":")
     lo_text, dots, hi_text = spec.partition("..")
-    if not (sep and dots and name.strip().isidentifier()):
-        raise SweepError(f"expected a range such as B=1..1024:pow2, not {text!r}", arg_span("--over", text))
+    listed = not dots and "," in rest
+    if not (sep and (dots or listed) and name.strip().isidentifier()):
+        raise SweepError(f"expected a range such as B=1..1024:pow2 or a list such as B=1,8,64, not {text!r}",
+                         arg_span("--over", text))
     name = name.strip()
     if name not in program.symbols:
         raise SweepError(f"cannot sweep '{name}': it is not a dim or param of this file",
                          arg_span("--over", text), did_you_mean(name, program.symbols))
-    lo, hi = (_bound(program, parse_settings(f"{name} = {t}", "--over")[0]) for t in (lo_text, hi_text))
-    if not 0 < lo <= hi:
-        raise SweepError(f"the range of {name} must go from a positive value up, not {lo:g}..{hi:g}",
-                         arg_span("--over", text))
-    values = _values(mode.strip() or "lin", lo, hi, arg_span("--over", text))
+    if listed:
+        values = [_bound(program, parse_settings(f"{name} = {t}", "--over")[0]) for t in rest.split(",")]
+        if any(v <= 0 for v in values) or values != sorted(set(values)):
+            raise SweepError(f"the listed values of {name} must be positive and increasing", arg_span("--over", text))
+    else:
+        lo, hi = (_bound(program, parse_settings(f"{name} = {t}", "--over")[0]) for t in (lo_text, hi_text))
+        if not 0 < lo <= hi:
+            raise SweepError(f"the range of {name} must go from a positive value up, not {lo:g}..{hi:g}",
+                             arg_span("--over", text))
+        values = _values(mode.strip() or default, lo, hi, arg_span("--over", text))
     if program.symbols[name].kind == "dim":
+        if listed and any(v != round(v) for v in values):
+            raise SweepError(f"{name} is a dim: its listed values must be whole numbers", arg_span("--over", text))
         values = sorted({float(round(v)) for v in values if round(v) >= 1})
     if not 1 <= len(values) <= MAX_POINTS:
         raise SweepError(f"a sweep has 1 to {MAX_POINTS} points per symbol, not {len(values)}",

@@ -25,12 +25,28 @@ _FIXED_METADATA = {".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDa
 FORMATS = (".png", ".svg", ".pdf")  # the file suffixes a plot can be saved as
 
 
-def _figure(width=7.0, height=4.8):
+@dataclass(frozen=True)
+class Style:
+    """Sizes for a figure: `paper` for notes, `slides` for a 16:9 slide seen from the back of a room."""
+    width: float
+    height: float
+    font: float        # labels of points and annotations
+    legend: float
+    axis: float        # axis labels and title
+    line: float
+    marker: float
+
+
+STYLES = {"paper": Style(7.0, 4.8, 8, 7, 10, 1.5, 6),
+          "slides": Style(13.33, 7.5, 14, 12, 18, 2.5, 10)}
+
+
+def _figure(style: Style):
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(width, height))
+    fig = Figure(figsize=(style.width, style.height))
     FigureCanvasAgg(fig)
     return fig
 
@@ -76,7 +92,7 @@ def _plain(text: str) -> str:
 
 
 def _points(a):
-    """(kernel name, I, attainable) for each kernel with a finite positive I."""
+    """(kernel, I, attainable) for each kernel with a finite positive I."""
     out = []
     for k in a.kernels:
         i, p = _number(a, k.intensity), _number(a, k.attainable)
@@ -85,81 +101,183 @@ def _points(a):
     return out
 
 
-def _roof(ax, a, color, tag, xs):
+def _roof(ax, a, color, tag, xs, style: Style, labels: list):
     """The memory slope(s) and one compute ceiling per dtype the kernels compute in, I* marked."""
     hw = a.hardware
     dtypes = sorted({k.cost.math_dtype for k in a.kernels if hw.peak(k.cost.math_dtype) is not None})
     main_bw = float(hw.bandwidth)
-    for style, m in zip(("-", "--", ":"), [m for m in hw.memories if m.bandwidth is not None]):
+    for line_style, m in zip(("-", "--", ":", "-."), [m for m in hw.memories if m.bandwidth is not None]):
         bw = float(m.bandwidth)
         top = max([float(hw.peak(d)) for d in dtypes] or [bw * xs[-1]])
-        ax.plot([xs[0], top / bw], [bw * xs[0], top], style, color=color,
+        ax.plot([xs[0], top / bw], [bw * xs[0], top], line_style, color=color, linewidth=style.line,
                 label=f"{tag}{m.name} {_plain(prefixed_tex(bw, BYTE_PER_S)[0])}")
     for d in dtypes:
         peak = float(hw.peak(d))
         istar = peak / main_bw
-        ax.plot([istar, xs[-1]], [peak, peak], "-", color=color, linewidth=2,
+        ax.plot([istar, xs[-1]], [peak, peak], "-", color=color, linewidth=style.line * 1.5,
                 label=f"{tag}{d} peak {_plain(prefixed_tex(peak, FLOP_PER_S)[0])}")
         ax.axvline(istar, color=color, linestyle=":", linewidth=1)
-        ax.annotate(f"I* = {istar:.4g}", (istar, peak), textcoords="offset points", xytext=(4, -14),
-                    color=color, fontsize=8)
+        labels.append(_Label(f"I* = {istar:.4g}", istar, peak, color))
 
 
-def roofline(analyses: Sequence, unfused: Sequence = ()) -> Plot:
+@dataclass
+class _Label:
+    """A text to place next to a data point without covering another label."""
+    text: str
+    x: float
+    y: float
+    color: str
+
+
+def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence = (),
+             linear: bool = False, style: str = "paper") -> Plot:
     """The roofline of each analysis' hardware with its kernels at (I, attainable).
 
-    `unfused`: the same programs analysed with fusion "none", one per analysis; each unfused kernel
-    gets an arrow to the fused kernel that contains its ops.
+    `unfused`: the same programs analysed with fusion "none", one per analysis; their kernels are
+    drawn hollow, with an arrow to the (filled) fused kernel that contains their ops.
+    `trajectories`: for each analysis, the `analysis.curve.Trajectory`s of its kernels along a free
+    symbol: a line from the first sample to the last, with the crossing of I* marked.
+    Labels are placed apart (with a leader line when moved away from their point). Kernels that
+    cannot be placed (a free symbol left without a value) are listed under the plot.
     """
-    fig = _figure()
+    st = STYLES[style]
+    fig = _figure(st)
     ax = fig.add_subplot(1, 1, 1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    xs = _x_range(analyses, unfused)
+    if not linear:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    xs = _x_range(analyses, unfused, trajectories)
+    labels: list[_Label] = []
     for n, a in enumerate(analyses):
         color = _COLORS[n % len(_COLORS)]
         tag = f"{a.hardware.name}: " if len(analyses) > 1 else ""
-        _roof(ax, a, color, tag, xs)
+        _roof(ax, a, color, tag, xs, st, labels)
         for k, i, p in _points(a):
-            ax.plot([i], [p], "o", color=color, label=f"{tag}kernel {k.name}")
-            ax.annotate(k.name, (i, p), textcoords="offset points", xytext=(5, 5), fontsize=8)
+            ax.plot([i], [p], "o", color=color, markersize=st.marker, label=f"{tag}kernel {k.name}")
+            labels.append(_Label(k.name, i, p, color))
         if n < len(unfused):
-            _fusion_arrows(ax, a, unfused[n], color)
-    ax.set_xlabel("arithmetic intensity I (FLOP/B)")
-    ax.set_ylabel("attainable performance (FLOP/s)")
+            _fusion_arrows(ax, a, unfused[n], color, st, labels)
+        if n < len(trajectories):
+            _trajectories(ax, trajectories[n], color, tag, st, labels)
+    _axes(ax, st, linear)
     names = ", ".join(a.hardware.name for a in analyses)
-    ax.set_title(f"Roofline: {Path(analyses[0].program.source_name).name} on {names}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(f"Roofline: {Path(analyses[0].program.source_name).name} on {names}", fontsize=st.axis)
+    ax.legend(fontsize=st.legend, loc="lower right")
+    missing = _unplaced(analyses, trajectories)
+    if missing:
+        fig.text(0.01, 0.005, f"not drawn (they depend on free symbols; use --set or --over): {missing}",
+                 fontsize=st.legend, color="dimgray")
+    place_labels(ax, labels, st)
     return Plot(fig)
 
 
-def _x_range(analyses, unfused):
+def _unplaced(analyses, trajectories) -> str:
+    drawn = {t.kernel for ts in trajectories for t in ts}
+    names = [k.name for a in analyses for k in a.kernels
+             if k.name not in drawn and (_number(a, k.intensity) is None or _number(a, k.attainable) is None)]
+    return ", ".join(dict.fromkeys(names))
+
+
+def _axes(ax, st: Style, linear: bool) -> None:
+    """Units on both axes: I in FLOP/B, performance with SI prefixes (TFLOP/s)."""
+    from matplotlib.ticker import EngFormatter
+    ax.yaxis.set_major_formatter(EngFormatter(unit="FLOP/s", sep=" "))
+    ax.set_xlabel("arithmetic intensity I (FLOP/B)", fontsize=st.axis)
+    ax.set_ylabel("attainable performance", fontsize=st.axis)
+    ax.tick_params(labelsize=st.legend)
+    ax.grid(True, which="both" if not linear else "major", alpha=0.3)
+
+
+def _x_range(analyses, unfused, trajectories=()):
     values = [i for a in list(analyses) + list(unfused) for _, i, _ in _points(a)]
     values += [float(a.hardware.peak(k.cost.math_dtype)) / float(a.hardware.bandwidth)
                for a in analyses for k in a.kernels if a.hardware.peak(k.cost.math_dtype) is not None]
+    values += [float(v) for ts in trajectories for t in ts for v in (t.intensity.min(), t.intensity.max())
+               if v > 0 and v == v and v != float("inf")]
     lo, hi = (min(values), max(values)) if values else (0.1, 1000.0)
     return [lo / 10, hi * 10]
 
 
-def _fusion_arrows(ax, fused, unfused, color):
+def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list):
+    """Unfused kernels hollow, each with an arrow to the fused kernel that took its ops."""
     points = {k.name: (k, i, p) for k, i, p in _points(fused)}
     for k, i, p in _points(unfused):
         target = next((v for v in points.values() if set(k.ops) <= set(v[0].ops)), None)
         if target is None or set(target[0].ops) == set(k.ops):
             continue
-        ax.plot([i], [p], "x", color=color, label=f"unfused {k.name}")
+        ax.plot([i], [p], "o", color=color, markerfacecolor="none", markersize=st.marker,
+                label=f"unfused {k.name}")
+        labels.append(_Label(k.name, i, p, color))
         ax.annotate("", xy=(target[1], target[2]), xytext=(i, p),
                     arrowprops={"arrowstyle": "->", "color": color})
 
 
-def sweep(curve) -> Plot:
-    """A `QueryCurve` (analysis.curve) on a log x axis: the query, its reference, crossings marked."""
-    fig = _figure()
+def _trajectories(ax, trajectories, color, tag, st: Style, labels: list):
+    for t in trajectories:
+        ok = (t.intensity > 0) & (t.attainable > 0)
+        if not ok.any():
+            continue
+        color = _COLORS[(_COLORS.index(color) + 1 + list(trajectories).index(t)) % len(_COLORS)]
+        ax.plot(t.intensity[ok], t.attainable[ok], "-", marker=".", color=color, linewidth=st.line * 2,
+                markersize=st.marker / 2, label=f"{tag}{t.kernel} for {t.symbol} = "
+                                                f"{t.xs[ok][0]:g} … {t.xs[ok][-1]:g}")
+        first, last = ok.nonzero()[0][[0, -1]]
+        labels.append(_Label(f"{t.kernel} ({t.symbol} = {t.xs[first]:g})", t.intensity[first],
+                             t.attainable[first], color))
+        labels.append(_Label(f"{t.symbol} = {t.xs[last]:g}", t.intensity[last], t.attainable[last], color))
+        for x in t.crossings:
+            value = float(sympy.N(x, 15))
+            ax.plot([t.critical_intensity], [t.peak], "D", color=color, markersize=st.marker,
+                    label=f"{tag}{t.kernel}: compute-bound from {t.symbol} = {value:.4g}")
+            labels.append(_Label(f"{t.symbol}* = {value:.4g}", t.critical_intensity, t.peak, color))
+
+
+# Offsets (in points) tried in turn for a label: beside the point first, then further out.
+_OFFSETS = [(6, 6), (6, -14), (-6, 6), (-6, -14), (0, 16), (0, -24), (18, 18), (18, -28), (-18, 18),
+            (-18, -28), (36, 0), (-36, 0), (30, 36), (30, -44), (-30, 36), (-30, -44), (60, 24), (-60, 24),
+            (60, -34), (-60, -34)]
+
+
+def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
+    """Annotate each label at the first offset where its box meets no box placed before (greedy,
+    in display space); labels moved beyond the first ring get a leader line to their point.
+    Returns the matplotlib `Annotation`s."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()   # fixes the axes' limits and transforms
+    from matplotlib.transforms import Bbox
+    r = st.marker * fig.dpi / 72   # a marker's half-width in pixels, and then some
+    anchors = {tuple(ax.transData.transform((lab.x, lab.y))) for lab in labels}
+    placed = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in anchors]   # labels never cover a point
+    out = []
+    for lab in labels:
+        chosen = None
+        for n, (dx, dy) in enumerate(_OFFSETS):
+            right = dx >= 0
+            text = ax.annotate(lab.text, (lab.x, lab.y), textcoords="offset points", xytext=(dx, dy),
+                               fontsize=st.font, color=lab.color, ha="left" if right else "right",
+                               arrowprops={"arrowstyle": "-", "color": lab.color, "linewidth": 0.6}
+                               if n >= 4 else None)
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(b) for b in placed) or n == len(_OFFSETS) - 1:
+                chosen = text
+                placed.append(box)
+                break
+            text.remove()
+        out.append(chosen)
+    return out
+
+
+def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "") -> Plot:
+    """A `QueryCurve` (analysis.curve): the query against its symbol, its reference, crossings marked.
+    `unit`: the query's unit, printed with SI prefixes on the y axis."""
+    st = STYLES[style]
+    fig = _figure(st)
     ax = fig.add_subplot(1, 1, 1)
-    ax.set_xscale("log")
-    ax.plot(curve.xs, curve.ys, "-", label=curve.label)
-    if len(curve.ys) and bool((curve.ys > 0).all()):
+    if not linear:
+        ax.set_xscale("log")
+    ax.plot(curve.xs, curve.ys, "-", linewidth=st.line, label=curve.label)
+    if not linear and len(curve.ys) and bool((curve.ys > 0).all()):
         ax.set_yscale("log")
     if curve.reference is not None:
         ref, label = curve.reference, curve.reference_label
@@ -169,10 +287,16 @@ def sweep(curve) -> Plot:
             ax.plot(curve.xs, ref, "--", color="tab:red", label=label)
     for x, y in curve.crossings:
         x, y = float(sympy.N(x, 15)), float(sympy.N(y, 15))
-        ax.plot([x], [y], "o", color="tab:red", label=f"crossing at {curve.symbol} = {x:.4g}")
+        ax.plot([x], [y], "o", color="tab:red", markersize=st.marker,
+                label=f"crossing at {curve.symbol} = {x:.4g}")
         ax.axvline(x, color="tab:red", linestyle=":", linewidth=1)
-    ax.set_xlabel(curve.symbol)
-    ax.set_ylabel(curve.label)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    if unit:
+        from matplotlib.ticker import EngFormatter
+        ax.yaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
+    ax.set_xlabel(curve.symbol, fontsize=st.axis)
+    ax.set_ylabel(f"{curve.label} ({unit})" if unit else curve.label, fontsize=st.axis)
+    ax.set_title(f"{curve.label} against {curve.symbol}", fontsize=st.axis)
+    ax.tick_params(labelsize=st.legend)
+    ax.grid(True, which="both" if not linear else "major", alpha=0.3)
+    ax.legend(fontsize=st.legend)
     return Plot(fig)
