@@ -275,7 +275,7 @@ CATALOGUE = [
     ('unknown fusion mode',
      H + 'fusion fuse_all\n',
      "t.cost:2:8: error: unknown fusion mode 'fuse_all'",
-     'modes are: none, elementwise, epilogue'),
+     'modes are: none, elementwise, epilogue, flash'),
 ]
 
 

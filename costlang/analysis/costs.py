@@ -12,6 +12,7 @@ through views, so a view's consumer reads the viewed tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import sympy
 
@@ -23,10 +24,34 @@ __all__ = ["Traffic", "KernelCost", "kernel_cost", "partition_costs", "role_of"]
 
 @dataclass(frozen=True)
 class Traffic:
-    """Bytes of one tensor crossing the memory level, and why (its role)."""
+    """Bytes of one tensor crossing the memory level, and why (its role). With a model of reuse
+    or access (`analysis.reuse`), `bytes` is the modelled traffic, `algorithmic` the bytes of
+    reading or writing it once, and `times` how many times it crosses ("times" may be symbolic)."""
     tensor: str
-    role: str   # input, weight, intermediate, output, or stated (custom kernels)
+    role: str   # input, weight, intermediate, output, stats, or stated (custom kernels)
     bytes: sympy.Expr
+    algorithmic: Optional[sympy.Expr] = None   # None: the same as `bytes`
+    times: Optional[sympy.Expr] = None         # re-reads (tiling) or sector waste (stride)
+    why: Optional[str] = None                  # "tiled", "flash", "strided", "cached"
+
+    @property
+    def ideal(self) -> sympy.Expr:
+        return self.bytes if self.algorithmic is None else self.algorithmic
+
+
+@dataclass(frozen=True)
+class TileModel:
+    """A kernel's tiling, as data for the derivation: `kind` is "matmul" or "flash"; `figures`
+    are its named sizes in order (bm, bn, bk, tm, tn, tk / M, d, Bc, Br, Tc); the tiles live in
+    `stage` (a level name, None when the hardware states no on-chip capacity), whose capacity per
+    SM the `working_set` (bytes) is checked against."""
+    kind: str
+    figures: tuple[tuple[str, sympy.Expr], ...]
+    stage: Optional[str]
+    capacity: Optional[sympy.Expr]
+    working_set: sympy.Expr
+    #: re-read operands a per-chip level between HBM and the stage holds whole: (tensor, level)
+    held: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -35,6 +60,14 @@ class KernelCost:
     reads: tuple[Traffic, ...]
     writes: tuple[Traffic, ...]
     math_dtype: str
+    #: bytes at each memory level, farthest first (empty: every level sees `bytes`)
+    level_bytes: tuple[tuple[str, sympy.Expr], ...] = ()
+    tiling: Optional[TileModel] = None
+
+    @property
+    def algorithmic_bytes(self) -> sympy.Expr:
+        """Each tensor read once and written once (DOMAIN.md), whatever the tiling or access."""
+        return sympy.Add(*[t.ideal for t in self.reads + self.writes])
 
     @property
     def bytes_read(self) -> sympy.Expr:

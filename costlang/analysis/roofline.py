@@ -17,7 +17,10 @@ from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.fusion import fuse
 from ..passes.kernels import Kernel
+from ..ir.program import Efficiency
 from .costs import KernelCost, Traffic, kernel_cost, role_of
+from .levels import binding_level, check_kernel_factors, factor, level_times
+from .reuse import model_traffic
 from .verdict import Verdict, decide
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze", "select_hardware"]
@@ -40,6 +43,16 @@ class KernelResult:
     attainable: sympy.Expr
     fraction_of_peak: sympy.Expr
     bound: Verdict
+    #: bytes and T_memory per memory level, farthest first; `level` is the binding one's name
+    #: (None when the hardware has one level); t_memory above is the binding level's
+    levels: tuple = ()
+    level: Optional[str] = None
+    #: the factors applied (None: 1): compute (or matrix/vector) and the main level's bandwidth
+    compute_efficiency: Optional[object] = None
+
+    @property
+    def algorithmic_bytes(self):
+        return self.cost.algorithmic_bytes
 
     @property
     def flops(self):
@@ -141,8 +154,8 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     outputs = program_outputs(program)
     consumers = consumers_of_storage(program)
     bindings = program.bindings
-    results = tuple(_kernel_result(program, hw, k, kernel_cost(program, k.ops, outputs, consumers),
-                                   bindings) for k in kernels)
+    results = tuple(_kernel_result(program, hw, k, model_traffic(
+        program, hw, k.ops, kernel_cost(program, k.ops, outputs, consumers)), bindings) for k in kernels)
     analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings, program.main_span),
                         _footprint(program, hw, kernels, outputs), bindings)
     analysis.measurements = measured(analysis)
@@ -155,17 +168,22 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings) -> KernelResult:
-    peak, t_compute = _compute(program, hw, k, cost)
-    bw = hw.bandwidth
+    check_kernel_factors(program, hw, k.ops)
+    peak, t_compute, ce = _compute(program, hw, k, cost)
+    levels = level_times(program, hw, k.ops, cost)
+    main = next(lt for lt in levels if lt.level == hw.main_memory.name)
+    binding = binding_level(levels, main.level, bindings)
+    bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
     intensity = _ratio(cost.flops, cost.bytes)
-    t_memory = cost.bytes / bw
-    attainable = sympy.Min(peak, bw * intensity)
+    t_memory = binding.t_memory
+    attainable = sympy.Min(achieved_peak, bw * intensity)
     return KernelResult(
-        k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, bw, hw.launch,
-        intensity, peak / bw, t_compute, t_memory, hw.launch + sympy.Max(t_compute, t_memory),
+        k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
+        intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + sympy.Max(t_compute, t_memory),
         attainable, attainable / peak,
         decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings),
-               program.nodes[k.ops[0]].span))
+               program.nodes[k.ops[0]].span),
+        levels, binding.level if len(levels) > 1 else None, ce)
 
 
 def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
@@ -173,18 +191,32 @@ def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
     peak of its own math dtype, so T_compute = Σ FLOPs_op / peak_op and the kernel's peak is the
     effective one, ΣFLOPs / T_compute (the dtype's peak when the kernel computes in one dtype)."""
     nodes = [program.nodes[n] for n in k.ops if program.nodes[n].flops != 0]
-    dtypes = {n.math_dtype.name for n in nodes}
-    if len(dtypes) <= 1:
-        dtype = dtypes.pop() if dtypes else cost.math_dtype
-        peak = _peak(program, hw, k, dtype, nodes[0] if nodes else program.nodes[k.ops[0]])
-        return peak, cost.flops / peak
-    t_compute = sympy.Add(*[n.flops / _peak(program, hw, k, n.math_dtype.name, n) for n in nodes])
-    peak = cost.flops / t_compute
-    return (sympy.cancel(peak) if peak.free_symbols else peak), t_compute
+    groups = {(n.math_dtype.name, unit_of(n)) for n in nodes}
+    effs = {u: factor(program, hw, k.ops, u) or factor(program, hw, k.ops, "compute") for _, u in groups}
+    if len(groups) <= 1:
+        dtype, unit = groups.pop() if groups else (cost.math_dtype, "matrix")
+        peak = _peak(program, hw, k, dtype, nodes[0] if nodes else program.nodes[k.ops[0]], unit)
+        eff = effs.get(unit)
+        return peak, cost.flops / (peak * (eff.value if eff else 1)), eff
+    raw = sympy.Add(*[n.flops / _peak(program, hw, k, n.math_dtype.name, n, unit_of(n)) for n in nodes])
+    t_compute = sympy.Add(*[n.flops / (_peak(program, hw, k, n.math_dtype.name, n, unit_of(n))
+                                       * (effs[unit_of(n)].value if effs[unit_of(n)] else 1)) for n in nodes])
+    peak = cost.flops / raw
+    eff = None
+    if any(effs.values()):
+        ratio = raw / t_compute
+        eff = Efficiency("compute", sympy.cancel(ratio) if ratio.free_symbols else ratio, None, "kernel")
+    return (sympy.cancel(peak) if peak.free_symbols else peak), t_compute, eff
 
 
-def _peak(program: Program, hw: Hardware, k: Kernel, dtype: str, node) -> sympy.Expr:
-    peak = hw.peak(dtype)
+def unit_of(node) -> str:
+    """Matmuls (and custom kernels) run on the matrix units; elementwise, reductions and row-wise
+    ops on the vector units."""
+    return "vector" if node.kind in ("elementwise", "reduce", "rowwise") else "matrix"
+
+
+def _peak(program: Program, hw: Hardware, k: Kernel, dtype: str, node, unit: str = "matrix") -> sympy.Expr:
+    peak = hw.peak(dtype, unit)
     if peak is None:
         raise SemanticError(f"hardware '{hw.name}' states no peak FLOP/s for {dtype}, "
                             f"which kernel '{k.name}' computes in", node.span,

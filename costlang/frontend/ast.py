@@ -153,12 +153,23 @@ class PeakDef:
     dtype: Name
     value: Expr
     span: Span
+    unit: Optional[Name] = None   # `matrix` or `vector`; None: a plain peak (the matrix peak)
 
 
 @dataclass(frozen=True)
 class MemoryDef:
     name: str
     options: tuple[Option, ...]
+    span: Span
+    per: Optional[Name] = None    # `per SM`: bandwidth and capacity are per SM
+
+
+@dataclass(frozen=True)
+class EfficiencyDef:
+    """`efficiency KEY = FRACTION ["source"]`: an achievable fraction of a peak."""
+    key: Name
+    value: Expr
+    source: Optional[str]
     span: Span
 
 
@@ -170,6 +181,7 @@ class HardwareDef:
     memories: tuple[MemoryDef, ...]
     options: tuple[Option, ...]
     span: Span
+    efficiencies: tuple[EfficiencyDef, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ for the others); `as DTYPE` changes only the dtype the result is stored in.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 
 from ..errors import SemanticError
@@ -15,6 +17,7 @@ from ..ir.kinds import RULES, CallContext
 from ..ir.program import OpNode, OpSpec, Tensor
 from ..units import BYTE, DIMENSIONLESS, FLOP
 from . import ast
+from .hardware import check_fraction
 
 __all__ = ["resolve_call"]
 
@@ -28,12 +31,48 @@ def resolve_call(r, s: ast.Assign):
     inputs = tuple(_tensor_arg(r, a) for a in call.args)
     if spec.kind != "custom":
         _check_arity(spec, call, inputs)
-        if call.body:
+        node, tensor = _library_call(r, s, spec, inputs)
+        return dataclasses.replace(node, options=_kernel_options(r, spec, call.body)), tensor
+    return _custom_call(r, s, inputs)
+
+
+def _kernel_options(r, spec: OpSpec, body) -> tuple:
+    """A library call's `{ ... }`: a matmul's tiling (`bm bn bk`, or `tile` for all three),
+    an access pattern (`stride`, in elements) and efficiency factors (`efficiency_KEY`)."""
+    allowed = ("tile", "bm", "bn", "bk", "stride") if spec.kind == "matmul" else ("stride",)
+    out: dict = {}
+    for o in body:
+        if o.name in out:
+            raise SemanticError(f"'{o.name}' is given twice", o.span)
+        if o.name.startswith("efficiency_"):
+            out[o.name] = check_fraction(r, o.value, o.name.replace("_", " ", 1))
+        elif o.name in allowed:
+            out[o.name] = _whole_positive(r, o)
+        elif o.name in _CUSTOM_OPTIONS or o.name == "math":
             article = "an" if spec.kind[0] in "aeiou" else "a"
             raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is {article} "
-                                f"{spec.kind} op", call.body[0].span)
-        return _library_call(r, s, spec, inputs)
-    return _custom_call(r, s, inputs)
+                                f"{spec.kind} op", o.span)
+        else:
+            hint = "a matmul takes tile, bm, bn, bk, stride and efficiency_KEY" if spec.kind == "matmul" \
+                else f"a {spec.kind} op takes stride and efficiency_KEY (tiling is for matmuls)"
+            raise SemanticError(f"unknown option '{o.name}' for '{spec.name}'", o.span, hint)
+    if "tile" in out:
+        clash = [k for k in ("bm", "bn", "bk") if k in out]
+        if clash:
+            raise SemanticError(f"`tile` sets bm, bn and bk; {clash[0]} is given too", body[0].span)
+        t = out.pop("tile")
+        out.update(bm=t, bn=t, bk=t)
+    elif any(k in out for k in ("bm", "bn", "bk")) and not all(k in out for k in ("bm", "bn", "bk")):
+        raise SemanticError("a tiling gives all of bm, bn and bk (or `tile` for a square tile)", body[0].span)
+    return tuple(out.items())
+
+
+def _whole_positive(r, o) -> sympy.Expr:
+    value = r.expect(o.value, DIMENSIONLESS, f"'{o.name}'").expr
+    bound = value.xreplace(r.program.bindings)
+    if bound.is_number and not (bound.is_Integer and bound.is_positive):
+        raise SemanticError(f"'{o.name}' is a whole number of elements, not {bound}", o.value.span)
+    return value
 
 
 def _op(r, call: ast.OpCall) -> OpSpec:

@@ -185,10 +185,21 @@ class _ToAst(Transformer):
                          _options(c), self._span(meta))
 
     def peak_item(self, meta, c):
-        return ast.PeakDef(ast.Name(str(c[0]), self._tspan(c[0])), c[1], self._span(meta))
+        first, second, value = c
+        if second is None:
+            return ast.PeakDef(ast.Name(str(first), self._tspan(first)), value, self._span(meta))
+        return ast.PeakDef(ast.Name(str(second), self._tspan(second)), value, self._span(meta),
+                           ast.Name(str(first), self._tspan(first)))
 
     def memory_item(self, meta, c):
-        return ast.MemoryDef(str(c[0]), c[1], self._span(meta))
+        name, per, body = c
+        return ast.MemoryDef(str(name), body, self._span(meta),
+                             ast.Name(str(per), self._tspan(per)) if per is not None else None)
+
+    def efficiency_item(self, meta, c):
+        key, value, source = c
+        return ast.EfficiencyDef(ast.Name(str(key), self._tspan(key)), value,
+                                 str(source)[1:-1] if source is not None else None, self._span(meta))
 
     def hardware_def(self, meta, c):
         name, base, *items = c
@@ -196,7 +207,8 @@ class _ToAst(Transformer):
             str(name), ast.Name(str(base), self._tspan(base)) if base else None,
             tuple(i for i in items if isinstance(i, ast.PeakDef)),
             tuple(i for i in items if isinstance(i, ast.MemoryDef)),
-            _options(items), self._span(meta))
+            _options(items), self._span(meta),
+            tuple(i for i in items if isinstance(i, ast.EfficiencyDef)))
 
     def use_stmt(self, meta, c):
         return ast.Use(ast.Name(str(c[-1]), self._tspan(c[-1])), self._span(meta))

@@ -15,10 +15,10 @@ from ..errors import Span
 from ..units import Unit
 from ..frontend import ast
 
-__all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Hardware",
+__all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
            "Measurement", "Program", "FUSION_MODES", "ROLES"]
 
-FUSION_MODES = ("none", "elementwise", "epilogue")
+FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
 ROLES = ("input", "weight", "intermediate", "output")
 
 
@@ -85,6 +85,11 @@ class OpNode:
     span: Span
     reads: Optional[sympy.Expr] = None   # stated bytes, for custom kernels
     writes: Optional[sympy.Expr] = None
+    #: `{ ... }` options of the call: tiling (bm, bn, bk), access pattern (stride), efficiency_KEY
+    options: tuple[tuple[str, sympy.Expr], ...] = ()
+
+    def option(self, key: str):
+        return dict(self.options).get(key)
 
     @property
     def kind(self) -> str:
@@ -93,21 +98,53 @@ class OpNode:
 
 @dataclass(frozen=True)
 class Memory:
+    """One level of the memory hierarchy. `per_sm`: bandwidth and capacity are per SM (core)."""
     name: str
     bandwidth: Optional[sympy.Expr]
     capacity: Optional[sympy.Expr]
+    per_sm: bool = False
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """A named achievable fraction of a peak (`compute`, `matrix`, `vector` or a level's name)."""
+    key: str
+    value: sympy.Expr
+    source: Optional[str] = None
+    where: str = "hardware"   # hardware, kernel or scenario: where it was stated
 
 
 @dataclass(frozen=True)
 class Hardware:
+    """A chip: peaks per dtype (`peaks` are the matrix/tensor-core peaks, `vector_peaks` the vector
+    units'), memory levels farthest first, launch overhead, SM count, access granularity and
+    efficiency factors (1 unless stated)."""
     name: str
     peaks: tuple[tuple[str, sympy.Expr], ...]
     memories: tuple[Memory, ...]
     launch: sympy.Expr
     span: Optional[Span] = None
+    vector_peaks: tuple[tuple[str, sympy.Expr], ...] = ()
+    sms: Optional[sympy.Expr] = None
+    sector: sympy.Expr = sympy.Integer(32)
+    efficiencies: tuple[Efficiency, ...] = ()
 
-    def peak(self, dtype: str) -> Optional[sympy.Expr]:
+    def peak(self, dtype: str, unit: str = "matrix") -> Optional[sympy.Expr]:
+        """The raw peak of `dtype` on the matrix or vector units (no efficiency factor). A vector
+        peak not stated falls back to the plain (matrix) peak."""
+        if unit == "vector" and dtype in dict(self.vector_peaks):
+            return dict(self.vector_peaks)[dtype]
         return dict(self.peaks).get(dtype)
+
+    def level(self, name: str) -> Optional[Memory]:
+        return next((m for m in self.memories if m.name == name), None)
+
+    def chip_bandwidth(self, m: Memory) -> sympy.Expr:
+        """A level's bandwidth for the whole chip: per-SM figures times the SM count."""
+        return m.bandwidth * self.sms if m.per_sm else m.bandwidth
+
+    def efficiency(self, key: str) -> Optional[Efficiency]:
+        return next((e for e in self.efficiencies if e.key == key), None)
 
     @property
     def main_memory(self) -> Memory:

@@ -9,6 +9,8 @@ in execution order.
 - ``epilogue``: as ``elementwise``, and elementwise consumers of a matmul, reduction or row-wise
   op with that op's output shape join its kernel (GEMM + bias + GELU as one kernel). Nothing that
   feeds the anchor op joins it (no prologue fusion), and a kernel holds at most one anchor.
+- ``flash``: as ``epilogue``, then each attention chain matmul → softmax → matmul becomes one
+  kernel (`passes/flash.py`; FlashAttention: the scores never reach HBM).
 
 The pass (`FusionPass`) merges a producer's kernel with a consumer's kernel, edge by edge in
 program order, whenever no rule in `RULES` forbids it, and sweeps again until nothing merges:
@@ -23,12 +25,15 @@ from typing import Callable, Optional
 import networkx as nx
 
 from ..ir.kinds import same_dim
+from .flash import fuse_attention
 from .kernels import Kernel, in_execution_order, kernel_graph, kernel_name, one_kernel_per_op
 from .verify import verify_partition
 
 __all__ = ["fuse", "FusionPass", "FUSIBLE_ANCHORS", "RULES", "why_not_merged"]
 
 FUSIBLE_ANCHORS = ("matmul", "reduce", "rowwise")
+#: a mode that extends another: `flash` is `epilogue` plus attention chains (passes/flash.py)
+BASE_MODE = {"flash": "epilogue"}
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,10 @@ class FusionPass:
         kernels = start if start is not None else one_kernel_per_op(G)
         if self.mode != "none":
             groups = [k.ops for k in kernels]
-            while _sweep(G, program, self.mode, groups):
+            while _sweep(G, program, BASE_MODE.get(self.mode, self.mode), groups):
                 pass
+            if self.mode == "flash":
+                groups = fuse_attention(G, program, groups)
             kernels = [Kernel(kernel_name(g), g) for g in groups]
         kernels = in_execution_order(G, kernels)
         verify_partition(G, program, kernels, self.mode)

@@ -9,7 +9,8 @@ acyclic; FLOPs equal the unfused FLOPs; the bytes never exceed the unfused bytes
 reads and writes are a sub-multiset of the unfused ones, so this holds for every value of the
 free symbols); and every kernel obeys its mode (`none`: one op; `elementwise`: fused kernels are
 elementwise only; `epilogue`: at most one matmul, reduction or row-wise op per fused kernel,
-and none of the kernel's other ops feeds it).
+and none of the kernel's other ops feeds it; `flash`: as `epilogue`, or whole attention chains
+with an elementwise epilogue).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import networkx as nx
 import sympy
 
 from ..analysis.costs import partition_costs
+from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
 
 __all__ = ["PartitionError", "verify_partition"]
@@ -34,7 +36,7 @@ def verify_partition(G: nx.DiGraph, program, kernels, mode: str) -> None:
     """Raise `PartitionError` unless `kernels` is a valid partition of G's ops under `mode`."""
     _check_cover(G, kernels)
     _check_acyclic(G, kernels)
-    _check_mode(G, kernels, mode)
+    _check_mode(G, program, kernels, mode)
     unfused, fused = partition_costs(program, one_kernel_per_op(G)), partition_costs(program, kernels)
     _check_flops(unfused, fused)
     _check_bytes(unfused, fused)
@@ -64,20 +66,36 @@ def _check_acyclic(G, kernels) -> None:
         raise PartitionError(f"kernels are not in execution order: {late}")
 
 
-def _check_mode(G, kernels, mode: str) -> None:
+def _check_mode(G, program, kernels, mode: str) -> None:
+    chains = {}
+    if mode == "flash":
+        chains = {op: chain for chain in attention_chains(G, program) for op in chain}
     for k in kernels:
         kinds = [G.nodes[n]["op"].kind for n in k.ops]
         if len(kinds) == 1:
             continue
+        if mode == "flash" and any(op in chains for op in k.ops):
+            _check_flash_kernel(G, k, chains)
+            continue
         anchors = [x for x in kinds if x != "elementwise"]
         ok = {"none": False, "elementwise": not anchors,
-              "epilogue": len(anchors) <= 1 and all(x in _ANCHORS for x in anchors)}.get(mode, False)
+              "epilogue": len(anchors) <= 1 and all(x in _ANCHORS for x in anchors),
+              "flash": len(anchors) <= 1 and all(x in _ANCHORS for x in anchors)}.get(mode, False)
         if not ok:
             raise PartitionError(f"kernel {k.name!r} mixes {kinds}, which fusion mode {mode!r} forbids")
         fed = [n for n in k.ops if G.nodes[n]["op"].kind != "elementwise"
                and any(p in k.ops for p in nx.ancestors(G, n))]
         if fed:
             raise PartitionError(f"kernel {k.name!r} computes inputs of its anchor {fed[0]!r} (a prologue)")
+
+
+def _check_flash_kernel(G, k, chains) -> None:
+    """A flash kernel holds whole attention chains and, beyond them, only elementwise ops."""
+    inside = {op for op in k.ops if op in chains}
+    whole = all(set(chains[op]) <= set(k.ops) for op in inside)
+    others = [op for op in k.ops if op not in inside and G.nodes[op]["op"].kind != "elementwise"]
+    if not whole or others:
+        raise PartitionError(f"kernel {k.name!r} is not an attention chain and its epilogue")
 
 
 def _check_flops(unfused, fused) -> None:

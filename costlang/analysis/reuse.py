@@ -1,0 +1,186 @@
+"""Reuse and access: how a kernel's traffic at each memory level follows from its tiling.
+
+Input: the program, the hardware, a kernel's ops and its algorithmic `KernelCost` (each tensor
+read once, written once). Output: the same kernel's `KernelCost` with the modelled traffic:
+
+- **Access pattern** (`{ stride = S }` on an op): memory moves whole sectors (`sector`, 32 B by
+  default), so a read of n elements of b bytes, S elements apart, touches n · min(S·b, sector)
+  bytes; S = 1 is coalesced (n·b).
+- **Tiled matmul** (`{ bm; bn; bk }` or `{ tile }`): each A tile is re-read once per column of C
+  tiles (N/bn times) and each B tile once per row (M/bm times): HBM bytes =
+  b·(tm·tn·tk·(bm·bk + bk·bn) + M·N). The working set b·(bm·bk + bk·bn) + 4·bm·bn (fp32
+  accumulators) is checked against the staging level's capacity.
+- **FlashAttention** (a kernel holding an attention chain, `passes/flash.py`): Dao et al. 2022,
+  Algorithm 1 with on-chip size M elements: Bc = ⌈M/(4d)⌉, Br = min(⌈M/(4d)⌉, d), Tc = ⌈Nk/Bc⌉;
+  K and V are read once, Q Tc times, O written Tc times and read Tc − 1 times, the running max
+  and sum (fp32, 2 per row) written and read Tc − 1 times each. Tc = 1 is the ideal
+  |Q| + |K| + |V| + |O|; for large N it is Θ(N²d²/M).
+
+Levels: tiles live in the **staging level**, the farthest `per SM` level with a capacity. That
+level and every farther one carry the modelled traffic; nearer levels carry the algorithmic
+traffic (no model of reuse there). Farther than the staging level, an operand that a level in
+between can hold whole (a per-chip cache such as L2) crosses the farther levels only once.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import sympy
+
+from ..errors import SemanticError
+from ..ir.program import Hardware, Program
+from .costs import KernelCost, TileModel, Traffic
+
+__all__ = ["model_traffic", "staging_level", "ACCUMULATOR_BYTES", "STATS_BYTES"]
+
+#: tensor-core GEMMs accumulate in fp32 (4 B per element of the C tile)
+ACCUMULATOR_BYTES = sympy.Integer(4)
+#: FlashAttention's running max and sum: fp32, 2 values per query row
+STATS_BYTES = sympy.Integer(4)
+
+
+def staging_level(hw: Hardware):
+    """The level tiles live in: the farthest per-SM level that states a capacity (shared memory,
+    VMEM), or None when there is none."""
+    return next((m for m in hw.memories if m.per_sm and m.capacity is not None), None)
+
+
+def model_traffic(program: Program, hw: Hardware, ops: tuple[str, ...], cost: KernelCost) -> KernelCost:
+    nodes = [program.nodes[n] for n in ops]
+    cost = _strided(program, hw, nodes, cost)
+    kinds = [n.op.name if n.kind == "rowwise" else n.kind for n in nodes]
+    if kinds.count("matmul") >= 2 and "softmax" in kinds:
+        return _flash(program, hw, nodes, cost)
+    tiled = next((n for n in nodes if n.kind == "matmul" and n.option("bm") is not None), None)
+    if tiled is not None:
+        return _tiled(program, hw, tiled, cost)
+    return cost
+
+
+def _strided(program, hw, nodes, cost: KernelCost) -> KernelCost:
+    strides = {program.tensors[t].storage: n.option("stride") for n in nodes if n.option("stride") is not None
+               for t in n.inputs}
+    if not strides:
+        return cost
+    reads = []
+    for t in cost.reads:
+        stride = strides.get(t.tensor)
+        if stride is None or stride == 1:
+            reads.append(t)
+            continue
+        size = program.tensors[t.tensor].dtype.size
+        per = sympy.Min(stride * size, hw.sector)
+        reads.append(Traffic(t.tensor, t.role, t.bytes / size * per, t.ideal, per / size, "strided"))
+    return dataclasses.replace(cost, reads=tuple(reads))
+
+
+def _tiled(program, hw, node, cost: KernelCost) -> KernelCost:
+    a, b = (program.tensors[t] for t in node.inputs)
+    c = program.tensors[node.output]
+    (M, K), N = a.shape[-2:], b.shape[-1]
+    bm, bn, bk = (node.option(k) for k in ("bm", "bn", "bk"))
+    c_batch = c.numel / (M * N)
+    reuse = {a.storage: c_batch / (a.numel / (M * K)) * N / bn,
+             b.storage: c_batch / (b.numel / (K * N)) * M / bm}
+    stage = staging_level(hw)
+    ws = a.dtype.size * bm * bk + b.dtype.size * bk * bn + ACCUMULATOR_BYTES * bm * bn
+    figures = (("M", M), ("N", N), ("K", K), ("bm", bm), ("bn", bn), ("bk", bk),
+               ("tm", M / bm), ("tn", N / bn), ("tk", K / bk))
+    tiling = TileModel("matmul", figures, stage.name if stage else None,
+                       stage.capacity if stage else None, ws)
+    reads = tuple(_times(t, reuse[t.tensor], "tiled") if t.tensor in reuse else t for t in cost.reads)
+    modelled = dataclasses.replace(cost, reads=reads, tiling=tiling)
+    levels = _levels(hw, stage, modelled, cost, reuse)
+    main = list(hw.memories).index(hw.main_memory)
+    s = list(hw.memories).index(stage) if stage is not None else len(hw.memories) - 1
+    if main > s:
+        return dataclasses.replace(modelled, level_bytes=levels)
+    held = _held_by(list(hw.memories)[main + 1:s], cost, reuse)
+    reads = tuple(Traffic(t.tensor, t.role, t.ideal, t.ideal, sympy.Integer(1), "cached")
+                  if t.tensor in held else t for t in reads)
+    tiling = dataclasses.replace(tiling, held=tuple(sorted(held.items())))
+    return dataclasses.replace(modelled, reads=reads, tiling=tiling, level_bytes=levels)
+
+
+def _times(t: Traffic, times, why) -> Traffic:
+    return Traffic(t.tensor, t.role, t.bytes * times, t.ideal, times, why)
+
+
+def _levels(hw: Hardware, stage, modelled: KernelCost, plain: KernelCost, reuse: dict):
+    """Bytes per level, farthest first: the modelled traffic down to the staging level, the
+    algorithmic traffic nearer than it; an operand that a per-chip level between holds whole
+    crosses the levels farther than that one once."""
+    levels = list(hw.memories)
+    s = levels.index(stage) if stage is not None else len(levels) - 1
+    out = []
+    for i, m in enumerate(levels):
+        if i > s:
+            out.append((m.name, plain.bytes))
+            continue
+        held = _held(levels[i + 1:s], plain, reuse)
+        total = sympy.Add(*[(t.ideal if t.tensor in held else t.bytes) for t in modelled.reads + modelled.writes])
+        out.append((m.name, total))
+    return tuple(out)
+
+
+def _held(between, plain: KernelCost, reuse: dict) -> set:
+    return set(_held_by(between, plain, reuse))
+
+
+def _held_by(between, plain: KernelCost, reuse: dict) -> dict:
+    """The re-read operands a per-chip level in `between` can hold → that level: both if they fit
+    together, else the smaller one if it fits (numbers only: a symbolic size is not assumed to fit)."""
+    sizes = {t.tensor: t.bytes for t in plain.reads if t.tensor in reuse}
+    for m in reversed(between):
+        if m.per_sm or m.capacity is None:
+            continue
+        for group in (sorted(sizes), *[[n] for n in sorted(sizes, key=lambda n: _num(sizes[n]))]):
+            total = sympy.Add(*[sizes[n] for n in group])
+            if group and total.is_number and m.capacity.is_number and total <= m.capacity:
+                return {n: m.name for n in group}
+    return {}
+
+
+def _num(e):
+    return e if e.is_number else sympy.oo
+
+
+def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
+    first = next(n for n in nodes if n.kind == "matmul")
+    last = [n for n in nodes if n.kind == "matmul"][-1]
+    q, kt = (program.tensors[t] for t in first.inputs)
+    o, v = program.tensors[last.output], program.tensors[last.inputs[1]]
+    stage = staging_level(hw)
+    if stage is None:
+        raise SemanticError(f"FlashAttention's block sizes come from the on-chip capacity, and hardware "
+                            f"'{hw.name}' states none", first.span,
+                            "add a per-SM level, e.g. `memory SMEM per SM { bandwidth = ...; capacity = 228 KiB }`"
+                            " and `sms = ...`")
+    d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
+    M = stage.capacity / b
+    bc = sympy.ceiling(M / (4 * d))
+    br = sympy.Min(bc, d)
+    tc = sympy.ceiling(nk / bc)
+    rows = o.numel / o.shape[-1]
+    ws = b * (2 * bc * d + 2 * br * d + br * bc) + STATS_BYTES * 2 * br
+    tiling = TileModel("flash", (("M", M), ("d", d), ("N_k", nk), ("B_c", bc), ("B_r", br), ("T_c", tc)),
+                       stage.name, stage.capacity, ws)
+    times = {q.storage: tc}
+    reads = [(_times(t, times[t.tensor], "flash") if t.tensor in times else t) for t in cost.reads]
+    writes = []
+    for t in cost.writes:
+        if t.tensor == o.storage:
+            writes.append(_times(t, tc, "flash"))
+            reads.append(Traffic(t.tensor, t.role, t.bytes * (tc - 1), sympy.Integer(0), tc - 1, "flash"))
+        else:
+            writes.append(t)
+    stats = STATS_BYTES * 2 * rows * (tc - 1)
+    reads.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
+    writes.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
+    modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
+    return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}))
+
+
+def bytes_at(cost: KernelCost, level: str) -> Optional[sympy.Expr]:
+    return dict(cost.level_bytes).get(level)
