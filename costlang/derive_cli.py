@@ -46,6 +46,9 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     derive.add_argument("--hardware", help="derive on another hardware preset")
     derive.add_argument("--compare-fusion", action="store_true",
                         help="also derive the traffic before and after fusion (unfused vs the mode)")
+    derive.add_argument("--steps", metavar="STEP,...",
+                        help="the steps of each kernel to show, in the recipe's order: any of "
+                             "bytes, flops, intensity, attainable, times, verdict (default: all)")
     derive.add_argument("-o", "--output", help="write to this file instead of stdout")
     plot = sub.add_parser("plot", help="draw the roofline (or a sweep) to a PNG, SVG or PDF file")
     plot.add_argument("file")
@@ -67,17 +70,36 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                       help="the reference line the sweep crosses (default: I* for an intensity)")
     from .cli_whatif import add_set_option
     add_set_option(plot)
+    add_set_option(derive)
     return [derive, plot]
 
 
 def render_derivation(analysis, fmt: str = "md", lang: str = "en", standalone: bool = False,
-                      extras=()) -> str:
-    """The derivation of `analysis`, then of each extra result (e.g. a `FusionComparison`)."""
+                      extras=(), steps=None) -> str:
+    """The derivation of `analysis`, then of each extra result (e.g. a `FusionComparison`);
+    `steps`: which steps of each kernel to show (default: all of `printers.derivation.STEPS`)."""
+    from .printers.derivation import STEPS
+    settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
     if fmt == "md":
         from .printers.markdown import MarkdownPrinter
-        return MarkdownPrinter(lang=lang).doprint(analysis, extras=extras)
+        return MarkdownPrinter(**settings).doprint(analysis, extras=extras)
     from .printers.latex import LatexDocPrinter
-    return LatexDocPrinter(lang=lang, standalone=standalone).doprint(analysis, extras=extras)
+    return LatexDocPrinter(standalone=standalone, **settings).doprint(analysis, extras=extras)
+
+
+def parse_steps(text):
+    """`--steps intensity,verdict` → the steps in the recipe's order; unknown names are errors."""
+    from .printers.derivation import STEPS
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in STEPS]
+    if unknown or not names:
+        from .errors import did_you_mean
+        raise ArgumentError(f"--steps takes steps among {', '.join(STEPS)}, not {unknown[0] if unknown else text!r}",
+                            argument_span("--steps", text),
+                            did_you_mean(unknown[0], STEPS) if unknown else None)
+    return tuple(s for s in STEPS if s in names)
 
 
 def _emit(text: str, output) -> str:
@@ -98,12 +120,15 @@ def _write(output: str, write) -> None:
 
 def derive_command(args) -> str:
     from . import load
-    analysis = load(args.file).analyze(fusion=args.fusion, hardware=args.hardware)
+    from .analysis.roofline import analyze
+    from .cli_whatif import apply_cli_settings
+    steps = parse_steps(args.steps)
+    analysis = analyze(apply_cli_settings(load(args.file), args.set), fusion=args.fusion, hardware=args.hardware)
     extras = ()
     if args.compare_fusion:
         from .analysis.compare import compare_fusion
         extras = (compare_fusion(analysis),)
-    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras), args.output)
+    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args.output)
 
 
 # --- plot --------------------------------------------------------------------------------------

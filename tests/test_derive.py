@@ -25,10 +25,10 @@ def md(path, lang="en", **kw):
 def test_example_a_vector_add_fp16_steps():
     text = md("roofline/vector_add_fp16.cost")
     # ① bytes: three fp16 tensors of N = 2^20 elements
-    assert "- read `A` (input, `fp16`): $N \\cdot 2 = 2097152\\,\\mathrm{B}" in text
-    assert "&= 6 \\cdot N \\\\\n&= 6 \\cdot 1048576 \\\\\n&= 6291456\\,\\mathrm{B} \\approx 6.29\\,\\mathrm{MB}" in text
+    assert "- read `A` (input, `fp16`): $N \\cdot 2 = 2\\,097\\,152\\,\\mathrm{B}" in text
+    assert "&= 6 \\cdot N \\\\\n&= 6 \\cdot 1\\,048\\,576 \\\\\n&= 6\\,291\\,456\\,\\mathrm{B} \\approx 6.29\\,\\mathrm{MB}" in text
     # ③ I = 1/6 ≈ 0.167 against I* = 10^15 / (2 × 10^12) = 500
-    assert "&= \\frac{1048576}{6291456} \\\\\n&= \\frac{1}{6}\\,\\mathrm{FLOP/B} \\approx 0.167\\,\\mathrm{FLOP/B}" in text
+    assert "&= \\frac{1\\,048\\,576}{6\\,291\\,456} \\\\\n&= \\frac{1}{6}\\,\\mathrm{FLOP/B} \\approx 0.167\\,\\mathrm{FLOP/B}" in text
     assert "&= \\frac{10^{15}}{2 \\times 10^{12}} \\\\\n&= 500\\,\\mathrm{FLOP/B}" in text
     # attainable = BW × I = 10^12/3 ≈ 333 GFLOP/s, 1/3000 ≈ 0.0333 % of peak (chapter: 0.33 TFLOP/s, 0.03 %)
     assert "&= \\frac{10^{12}}{3}\\,\\mathrm{FLOP/s} \\approx 3.33 \\times 10^{11}" not in text
@@ -40,9 +40,9 @@ def test_example_a_vector_add_fp16_steps():
 def test_example_b_gemm_keeps_the_recipe_form():
     text = md("roofline/gemm_4096.cost")
     assert "\\mathrm{FLOP} &= 2 \\cdot M \\cdot N \\cdot K \\\\\n&= 2 \\cdot 4096 \\cdot 4096 \\cdot 4096" in text
-    assert "137438953472\\,\\mathrm{FLOP} \\approx 137\\,\\mathrm{GFLOP}" in text
+    assert "137\\,438\\,953\\,472\\,\\mathrm{FLOP} \\approx 137\\,\\mathrm{GFLOP}" in text
     assert "\\mathrm{byte} &= M \\cdot K \\cdot 2 + K \\cdot N \\cdot 2 + M \\cdot N \\cdot 2" in text
-    assert "100663296\\,\\mathrm{B} \\approx 101\\,\\mathrm{MB}" in text
+    assert "100\\,663\\,296\\,\\mathrm{B} \\approx 101\\,\\mathrm{MB}" in text
     assert "\\frac{4096}{3}\\,\\mathrm{FLOP/B} \\approx 1365\\,\\mathrm{FLOP/B}" in text
     assert "I = \\frac{4096}{3} > I^{*} = 500" in text and "compute-bound" in text
 
@@ -177,7 +177,7 @@ def test_fusion_comparison_section(capsys):
     text = capsys.readouterr().out
     assert "## Fusion: none → elementwise" in text
     assert "Kernels before: `t1`, `t2`, `y`. After: `t1+t2+y`." in text
-    assert "- traffic: $16777216\\,\\mathrm{B} \\approx 16.8\\,\\mathrm{MB} \\to 8388608\\,\\mathrm{B} " \
+    assert "- traffic: $16\\,777\\,216\\,\\mathrm{B} \\approx 16.8\\,\\mathrm{MB} \\to 8\\,388\\,608\\,\\mathrm{B} " \
            "\\approx 8.39\\,\\mathrm{MB} \\quad (\\times\\, 0.5)$" in text
     assert "- I: $0.1875\\,\\mathrm{FLOP/B} \\to 0.375\\,\\mathrm{FLOP/B} \\quad (\\times\\, 2)$" in text
     assert "- launches: $3 \\to 1 \\quad (\\times\\, \\frac{1}{3})$" in text

@@ -67,7 +67,7 @@ def test_exercise_2_solve_korean_and_latex():
 
 DECODE_FORMS = ("B^{*} &= \\frac{b \\cdot d \\cdot I^{*}}{2 \\cdot \\left(d - b \\cdot I^{*}\\right)} \\\\\n"
                 "&= \\frac{500 \\cdot d}{d - 1000} \\\\\n"
-                "&= \\frac{512000}{899} \\approx 569.5\n\\end{aligned}")
+                "&= \\frac{512\\,000}{899} \\approx 569.5\n\\end{aligned}")
 
 
 @pytest.mark.parametrize("fmt", ["md", "latex"])
@@ -91,7 +91,7 @@ def test_decode_crossing_markdown_english():
     assert "- largest whole $B$ that is memory-bound: $\\left\\lfloor B^{*} \\right\\rfloor = 569$\n" \
            "- smallest whole $B$ that is compute-bound: $\\left\\lceil B^{*} \\right\\rceil = 570$" in star
     assert "Approximation for large $d$: $B^{*} \\approx \\frac{b \\cdot I^{*}}{2} = 500$ " \
-           "(exact: $\\frac{512000}{899} \\approx 569.5$)." in star
+           "(exact: $\\frac{512\\,000}{899} \\approx 569.5$)." in star
     ineq = solve_section(text, "## Solve `compute-bound batches`")
     assert "Solve `intensity(y)` $\\ge$ `critical_intensity(y)` for $B$:" in ineq
     assert "The relation holds for $B \\ge B^{*}$." in ineq
@@ -105,7 +105,7 @@ def test_decode_crossing_korean_and_latex():
     assert "- 연산 바운드인 가장 작은 정수 $B$: $\\left\\lceil B^{*} \\right\\rceil = 570$" in ko
     assert "$B \\ge B^{*}$에서 성립한다." in ko
     assert "$d$가 클 때의 근사: $B^{*} \\approx \\frac{b \\cdot I^{*}}{2} = 500$ " \
-           "(정확한 값: $\\frac{512000}{899} \\approx 569.5$)." in ko
+           "(정확한 값: $\\frac{512\\,000}{899} \\approx 569.5$)." in ko
     tex = derivation("queries/decode_crossing.cost", "latex", "ko")
     assert "\\subsection*{풀이 \\texttt{compute-bound batches}}" in tex
     assert "  \\item \\(B < B^{*}\\): 메모리 바운드" in tex and "\\(B \\ge B^{*}\\)에서 성립한다." in tex
@@ -138,7 +138,7 @@ def test_inverse_hardware_sets_the_given_value_aside():
     text = derivation("queries/inverse_hardware.cost")
     assert "The file's value $\\mathrm{BW} = 2 \\times 10^{12}\\,\\mathrm{B/s} = 2\\,\\mathrm{TB/s}$ " \
            "is set aside: the solve leaves $\\mathrm{BW}$ free." in text
-    assert "&= 15869140625000\\,\\mathrm{B/s} \\approx 15.87\\,\\mathrm{TB/s}" in text
+    assert "&= 15\\,869\\,140\\,625\\,000\\,\\mathrm{B/s} \\approx 15.87\\,\\mathrm{TB/s}" in text
     assert "- $\\mathrm{BW} < {\\mathrm{BW}}^{*}$: memory-bound" in text
     assert "{P_{\\mathrm{peak}}}^{*}" in text and "\\approx 126\\,\\mathrm{TFLOP/s}" in text
 
@@ -166,7 +166,7 @@ def test_regime_map_per_kernel():
     text = regime_map()
     assert "## Solve `regimes for B`\n\nWhere each kernel turns from one bound to the other, as $B$ varies:" in text
     y = solve_section(text, "### Solve `regimes for B: y`")
-    assert "Solve `t_memory(y)` $=$ `t_compute(y)` for $B$:" in y and "\\frac{512000}{899} \\approx 569.5" in y
+    assert "Solve `t_memory(y)` $=$ `t_compute(y)` for $B$:" in y and "\\frac{512\\,000}{899} \\approx 569.5" in y
     z = text[text.index("### Solve `regimes for B: z`"):]
     assert "No crossing: $\\inf_{B}$ `t_memory(z) − t_compute(z)`" in z and "So for every $B$: memory-bound." in z
     assert "- `s`: memory-bound for every $B$" in text       # s does not depend on B at all

@@ -16,13 +16,23 @@ import sympy
 from ..analysis import derive
 from ..analysis.verdict import Verdict
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
-from .mathtex import CostLatexPrinter, value_chain
+from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
 from .phrases import LANGUAGES, phrase
 from .solve_derivation import SolveDerivation
 
-__all__ = ["Printer", "DerivationPrinter"]
+__all__ = ["Printer", "DerivationPrinter", "STEPS"]
+
+#: the steps of a kernel's derivation, in the recipe's order (`derive --steps` picks some)
+STEPS = ("bytes", "flops", "intensity", "attainable", "times", "verdict")
 
 _CIRCLED = {1: "①", 2: "②", 3: "③"}
+
+
+def _math_dtypes(a) -> set[str]:
+    """The dtypes the file's kernels compute in: the header lists only their peaks."""
+    nodes = a.program.nodes
+    return {k.cost.math_dtype for k in a.kernels} | {
+        nodes[n].math_dtype.name for k in a.kernels for n in k.ops if n in nodes and nodes[n].math_dtype}
 
 
 class Printer:
@@ -64,8 +74,8 @@ class DerivationPrinter(SolveDerivation, Printer):
     """The recipe's structure; subclasses supply the markup (headings, lists, math delimiters).
     Solve results are printed by the `SolveDerivation` methods (`printers.solve_derivation`)."""
 
-    _default_settings = {"lang": "en", "digits": 3, "standalone": False}
-    _setting_checks = {"lang": LANGUAGES, "digits": int, "standalone": bool}
+    _default_settings = {"lang": "en", "digits": 3, "standalone": False, "steps": STEPS}
+    _setting_checks = {"lang": LANGUAGES, "digits": int, "standalone": bool, "steps": tuple}
 
     # --- markup, defined by subclasses -------------------------------------------------------
     def heading(self, text: str, level: int) -> str: raise NotImplementedError
@@ -114,7 +124,7 @@ class DerivationPrinter(SolveDerivation, Printer):
             if tex != lhs and (not parts or parts[-1][1] != tex):
                 parts.append((r"\approx" if rounded else "=", tex))
         chain = value_chain(step.value, step.unit, self._settings["digits"], step.percent)
-        if parts and chain[0][1].split(r"\,")[0] == parts[-1][1]:
+        if parts and number_part(chain[0][1]) == parts[-1][1]:
             parts.pop()
         rows = [f"{rel} {tex}" for rel, tex in parts] + [" ".join(f"{r} {t}" for r, t in chain)]
         return [f"{lhs} &{rows[0]}"] + [f"&{r}" for r in rows[1:]]
@@ -146,8 +156,9 @@ class DerivationPrinter(SolveDerivation, Printer):
     def _hardware(self, a) -> str:
         hw = a.hardware
         level = hw.main_memory.name
-        peaks = ", ".join(self.math(rf"P_{{\mathrm{{peak}}}}(\mathrm{{{d}}}) " + self._chain(p, FLOP_PER_S))
-                          for d, p in hw.peaks)
+        used = _math_dtypes(a)
+        peaks = ", ".join(self.math(rf"P_{{\mathrm{{peak}}}}(\mathrm{{{escape_name(d)}}}) " + self._chain(p, FLOP_PER_S))
+                          for d, p in hw.peaks if d in used or not used)
         text = self._say("hardware", name=self.code(hw.name), peaks=peaks, level=level,
                          bw=self.math(r"\mathrm{BW} " + self._chain(hw.bandwidth, BYTE_PER_S)),
                          launch=self.math(r"T_{\mathrm{launch}} " + self._chain(hw.launch, SECOND)))
@@ -158,22 +169,24 @@ class DerivationPrinter(SolveDerivation, Printer):
         d = derive.derive_kernel(analysis, k)
         I, Istar = self.math("I"), self.math("I^{*}")
         attainable = self.math(r"P \approx \min\left(P_{\mathrm{peak}}, \mathrm{BW} \cdot I\right)")
-        blocks = [
-            self.heading(self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops)), 2),
-            self.paragraph(self.bold(self._say("step_bytes", n=self._circled(1), level=d.level))),
-            self.items([self._traffic(t) for t in d.traffic]) if d.traffic else "",
-            self._steps([d.bytes]),
-            self.paragraph(self.bold(self._say("step_flops", n=self._circled(2)))),
-            self._steps([d.flops]),
-            self.paragraph(self.bold(self._say("step_intensity", n=self._circled(3), I=I, Istar=Istar))),
-            self._steps([d.intensity, d.critical_intensity]),
-            self.paragraph(self._say("critical_dtype", Istar=Istar, dtype=self.code(d.math_dtype))),
-            self.paragraph(self.bold(self._say("step_attainable", formula=attainable))),
-            self._steps([d.attainable, d.fraction_of_peak]),
-            self.paragraph(self.bold(self._say("step_times"))),
-            self._steps([d.t_compute, d.t_memory, d.t_kernel]),
-            self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d)),
-        ]
+        steps = {
+            "bytes": [self.paragraph(self.bold(self._say("step_bytes", n=self._circled(1), level=d.level))),
+                      self.items([self._traffic(t) for t in d.traffic]) if d.traffic else "",
+                      self._steps([d.bytes])],
+            "flops": [self.paragraph(self.bold(self._say("step_flops", n=self._circled(2)))),
+                      self._steps([d.flops])],
+            "intensity": [self.paragraph(self.bold(self._say("step_intensity", n=self._circled(3), I=I,
+                                                             Istar=Istar))),
+                          self._steps([d.intensity, d.critical_intensity]),
+                          self.paragraph(self._say("critical_dtype", Istar=Istar, dtype=self.code(d.math_dtype)))],
+            "attainable": [self.paragraph(self.bold(self._say("step_attainable", formula=attainable))),
+                           self._steps([d.attainable, d.fraction_of_peak])],
+            "times": [self.paragraph(self.bold(self._say("step_times"))),
+                      self._steps([d.t_compute, d.t_memory, d.t_kernel])],
+            "verdict": [self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d))],
+        }
+        blocks = [self.heading(self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops)), 2)]
+        blocks += [b for name in self._settings["steps"] for b in steps[name]]
         return "\n\n".join(b for b in blocks if b)
 
     def _circled(self, n: int) -> str:

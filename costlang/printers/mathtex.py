@@ -9,13 +9,15 @@ the caller writes ≈ instead of =. Floats exist only here, at the moment of pri
 from __future__ import annotations
 
 import math
+import re
 
 import sympy
 from sympy.printing.latex import LatexPrinter
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 
-__all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex"]
+__all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex", "group_digits", "number_part",
+           "escape_name"]
 
 TERM_TEX = {
     "FLOP": r"\mathrm{FLOP}", "byte": r"\mathrm{byte}", "I": "I", "I*": "I^{*}",
@@ -55,6 +57,27 @@ _LITERAL_UNIT = {"us": r"\mu s", "µs": r"\mu s"}
 def _escape(name: str) -> str:
     return name.replace("\\", r"\backslash ").replace("_", r"\_").replace("&", r"\&").replace(
         "%", r"\%").replace("#", r"\#").replace("$", r"\$").replace("{", r"\{").replace("}", r"\}")
+
+
+escape_name = _escape   # a dtype, tensor or hardware name inside \\mathrm{} or \\texttt{}
+
+
+def group_digits(digits: str) -> str:
+    """An integer's digits in groups of three, SI style, from five digits on (4096 stays whole).
+
+    >>> group_digits("137438953472"), group_digits("4096"), group_digits("-100663296")
+    ('137\\\\,438\\\\,953\\\\,472', '4096', '-100\\\\,663\\\\,296')
+    """
+    sign, body = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+    if len(body) < 5 or not body.isdigit():
+        return digits
+    head = len(body) % 3 or 3
+    return sign + r"\,".join([body[:head]] + [body[i:i + 3] for i in range(head, len(body), 3)])
+
+
+def number_part(tex: str) -> str:
+    """A printed value without its unit: `137\\,438\\,953\\,472\\,\\mathrm{FLOP}` → the digits."""
+    return re.split(r"\\,(?!\d)", tex)[0]
 
 
 def unit_tex(unit: Unit) -> str:
@@ -143,7 +166,7 @@ class CostLatexPrinter(LatexPrinter):
             exp = k + digits - 1
             return sign + (rf"10^{{{exp}}}" if mantissa == "1" else rf"{mantissa} \times 10^{{{exp}}}")
         if len(str(abs(n))) <= self._settings["exact_digits"]:
-            return str(n)
+            return group_digits(str(n))
         return self._approx(expr)
 
     def _print_Rational(self, expr) -> str:

@@ -13,7 +13,7 @@ import sympy
 
 from ..analysis import derive
 from ..units import BYTE, BYTE_PER_S, INTENSITY
-from .mathtex import unit_tex, value_chain
+from .mathtex import number_part, unit_tex, value_chain
 
 __all__ = ["SolveDerivation"]
 
@@ -119,7 +119,7 @@ class SolveDerivation:
                 out.append(("=", tex))
         if value is not None and value.is_number and value.is_finite:
             chain = self._chain4(value, unit)
-            out = [(rel, t) for rel, t in out if t != chain[0][1].split(r"\,")[0]]
+            out = [(rel, t) for rel, t in out if t != number_part(chain[0][1])]
             out.append((chain[0][0], " ".join([chain[0][1]] + [f"{rel} {t}" for rel, t in chain[1:]])))
         return out
 
