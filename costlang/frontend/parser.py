@@ -7,11 +7,13 @@ that say, in words, what was found and what was expected.
 """
 from __future__ import annotations
 
+import hashlib
 from fractions import Fraction
 from functools import lru_cache
 
 import sympy
 from lark import Lark, Token, Transformer, v_args
+from lark import __version__ as lark_version
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import _resources
@@ -21,18 +23,45 @@ from ..units import parse_unit
 from . import ast
 from .syntax_errors import check_nesting, syntax_error
 
-__all__ = ["parse", "parser"]
+__all__ = ["parse", "parser", "build_parser", "tables_match"]
 
 MAX_NUMBER_DIGITS = 400
 MAX_NUMBER_EXPONENT = 400
 
 
+_OPTIONS = dict(parser="lalr", lexer="contextual", strict=True, propagate_positions=True,
+                maybe_placeholders=True)
+
+
+def build_parser(grammar_text: str) -> Lark:
+    """A parser built from the grammar's text (about 0.5 s of CPU: done once, at development time)."""
+    return Lark(grammar_text, **_OPTIONS)
+
+
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    """The Lark parser, built once per process."""
-    return Lark(_resources.grammar_file().read_text(encoding="utf-8"), parser="lalr",
-                lexer="contextual", strict=True, propagate_positions=True,
-                maybe_placeholders=True)
+    """The Lark parser, loaded from the tables shipped in the package (`_parser_tables.py`).
+
+    The tables are Lark's own serialization, written as a Python literal by
+    `python -m costlang.tools.build_parser`; loading them takes milliseconds and reads no pickle.
+    When they do not match the grammar (it was edited and the tables not regenerated) or were
+    built by another Lark version, the parser is built from the grammar instead: slower, same result.
+    """
+    text = _resources.grammar_file().read_text(encoding="utf-8")
+    if tables_match(text):
+        from . import _parser_tables as tables
+        return Lark._load_from_dict(tables.DATA, tables.MEMO)  # what Lark's standalone module does
+    return build_parser(text)
+
+
+def tables_match(grammar_text: str) -> bool:
+    """Whether the shipped tables were built from this grammar text by the installed Lark."""
+    try:
+        from . import _parser_tables as tables
+    except ImportError:  # a checkout before the first build_parser run
+        return False
+    return (tables.LARK_VERSION == lark_version
+            and tables.GRAMMAR_SHA256 == hashlib.sha256(grammar_text.encode("utf-8")).hexdigest())
 
 
 def parse(text: str, name: str = "<string>") -> ast.Module:
