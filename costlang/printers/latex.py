@@ -8,9 +8,15 @@ in a compilable `article`: English with pdfLaTeX, XeLaTeX or LuaLaTeX; Korean lo
 """
 from __future__ import annotations
 
+import re
+
 from .derivation import DerivationPrinter
 
-__all__ = ["LatexDocPrinter"]
+__all__ = ["LatexDocPrinter", "breakable", "wrap_rows"]
+
+#: display rows longer than this (in characters of visible math, roughly) are continued on a new row
+ROW_WIDTH = 90
+_COMMANDS = re.compile(r"\\(?:mathrm|mathtt|text|texttt|left|right|frac|cdot|quad|,)\b|[{}^_]")
 
 _TEXT_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
                  "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
@@ -19,6 +25,57 @@ _TEXT_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", 
                  "≥": r"\ensuremath{\ge}", "≈": r"\ensuremath{\approx}", "≫": r"\ensuremath{\gg}"}
 _SECTIONS = {1: "section", 2: "subsection", 3: "subsubsection"}
 _CIRCLED = r"\textcircled{\scriptsize %d}"
+
+
+def _width(tex: str) -> int:
+    """About how many characters wide `tex` prints (commands and braces take no room)."""
+    return len(_COMMANDS.sub("", tex).replace(" ", ""))
+
+
+def breakable(tex: str) -> str:
+    """Inline math TeX may break across lines: plain parentheses instead of `\\left(`…`\\right)`,
+    whose group TeX can never break, so a long max(…) or sum wraps after a `+` or a relation.
+
+    >>> breakable(r"\\max\\left(a, b + c\\right)")
+    '\\\\max(a, b + c)'
+    """
+    for big, small in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]")):
+        tex = tex.replace(big, small)
+    return tex
+
+
+def _top_level_splits(row: str, token: str) -> list[int]:
+    """Positions of ` token ` outside braces and `\\left`…`\\right` pairs."""
+    depth, out, i = 0, [], 0
+    while i < len(row):
+        if row.startswith(r"\left", i) or row[i] == "{":
+            depth += 1
+        elif row.startswith(r"\right", i) or row[i] == "}":
+            depth -= 1
+        elif depth == 0 and row.startswith(token, i):
+            out.append(i)
+        i += 1
+    return out
+
+
+def wrap_rows(rows: list[str]) -> list[str]:
+    """Rows of an `aligned` display, each long one continued at top-level `+` signs on new rows
+    (`&\\quad + …`), so no row runs past the margin.
+
+    >>> rows = wrap_rows(["x &= " + " + ".join(["a_{%d}" % i for i in range(60)])])
+    >>> len(rows), rows[1][:12], max(_width(r) for r in rows) <= ROW_WIDTH
+    (3, '&\\\\quad + a_{', True)
+    """
+    out = []
+    for row in rows:
+        while _width(row) > ROW_WIDTH:
+            cuts = [c for c in _top_level_splits(row, " + ") if _width(row[:c]) <= ROW_WIDTH]
+            if not cuts or _width(row[:cuts[-1]]) < 12:
+                break
+            out.append(row[:cuts[-1]])
+            row = r"&\quad" + row[cuts[-1]:]
+        out.append(row)
+    return out
 
 
 def _escape(s: str, braces: bool = False) -> str:
@@ -39,10 +96,10 @@ class LatexDocPrinter(DerivationPrinter):
         return f"\\begin{{itemize}}\n{body}\n\\end{{itemize}}"
 
     def math(self, tex: str) -> str:
-        return f"\\({tex}\\)"
+        return f"\\({breakable(tex)}\\)"
 
     def display(self, rows: list[str]) -> str:
-        body = " \\\\\n".join(rows)
+        body = " \\\\\n".join(wrap_rows(rows))
         return f"\\[\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}\n\\]"
 
     def code(self, name: str) -> str:
@@ -64,5 +121,8 @@ class LatexDocPrinter(DerivationPrinter):
         korean = self._settings["lang"] == "ko"
         preamble = ["\\documentclass[11pt]{article}", "\\usepackage{iftex}",
                     "\\ifPDFTeX\\usepackage[utf8]{inputenc}\\usepackage[T1]{fontenc}\\fi",
-                    "\\usepackage{amsmath}"] + (["\\usepackage{kotex}"] if korean else [])
+                    "\\usepackage{amsmath}", "\\usepackage[margin=25mm]{geometry}",
+                    # long formulas and code names: let TeX stretch spaces before it overfills a line
+                    "\\allowdisplaybreaks", "\\setlength{\\emergencystretch}{3em}"] + (
+                        ["\\usepackage{kotex}"] if korean else [])
         return "\n".join(preamble + ["\\begin{document}", "", body, "\\end{document}"]) + "\n"
