@@ -26,7 +26,8 @@ import networkx as nx
 
 from ..ir.kinds import same_dim
 from .flash import fuse_attention
-from .kernels import Kernel, in_execution_order, kernel_graph, kernel_name, one_kernel_per_op
+from .kernels import Kernel, in_execution_order, kernel_name, one_kernel_per_op
+from .quotient import KernelDag
 from .verify import verify_partition
 
 __all__ = ["fuse", "FusionPass", "FUSIBLE_ANCHORS", "RULES", "why_not_merged"]
@@ -44,7 +45,7 @@ class _Merge:
     mode: str
     producer: tuple[str, ...]
     consumer: tuple[str, ...]
-    groups: tuple[tuple[str, ...], ...]   # the whole partition before the merge
+    dag: KernelDag                        # the whole partition before the merge, as a kernel graph
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -94,11 +95,9 @@ def _reads_own_output_through_view(m: _Merge) -> bool:
 
 
 def _closes_cycle(m: _Merge) -> bool:
-    # Checked last: it builds the quotient graph. Merging two kernels joined through a third
-    # would make that third kernel both run before and after the merged one.
-    trial = [Kernel(kernel_name(g), g) for g in m.groups if g not in (m.producer, m.consumer)]
-    trial.append(Kernel(kernel_name(m.ops), m.ops))
-    return not nx.is_directed_acyclic_graph(kernel_graph(m.G, trial))
+    # Checked last. Merging two kernels joined through a third would make that third kernel
+    # both run before and after the merged one.
+    return m.dag.closes_cycle(m.dag.group(m.producer[0]), m.dag.group(m.consumer[0]))
 
 
 # (reason, rule): a merge is made only when no rule holds. Ordered cheap to expensive.
@@ -157,17 +156,19 @@ def fuse(G: nx.DiGraph, program, mode: str, start=None) -> tuple[Kernel, ...]:
 
 
 def _sweep(G: nx.DiGraph, program, mode: str, groups: list) -> bool:
-    """One pass over the edges in program order, merging where allowed; True if any merged."""
+    """One pass over the edges in program order, merging where allowed; True if any merged.
+
+    The kernel graph is kept up to date merge by merge (`KernelDag`), so a sweep costs about one
+    step per edge rather than a quotient graph per proposal."""
     index = {n: i for i, n in enumerate(G.nodes)}
+    dag = KernelDag(G, groups, index)
     merged_any = False
     for u, v in sorted(G.edges, key=lambda e: (index[e[1]], index[e[0]])):
-        a = next((g for g in groups if u in g), None)
-        b = next((g for g in groups if v in g), None)
+        a, b = dag.group(u), dag.group(v)
         if a is None or b is None or a == b:
             continue  # a view on one side, or already together
-        if why_not_merged(_Merge(G, program, mode, a, b, tuple(groups))) is None:
-            groups.remove(a)
-            groups.remove(b)
-            groups.append(tuple(sorted(a + b, key=index.__getitem__)))
+        if why_not_merged(_Merge(G, program, mode, dag.ops[a], dag.ops[b], dag)) is None:
+            dag.merge(a, b)
             merged_any = True
+    groups[:] = dag.groups()
     return merged_any

@@ -1,0 +1,118 @@
+"""The kernel graph kept up to date while fusion merges kernels, with a pruned cycle test.
+
+Input: the operator graph and a starting partition. Output: an object that answers "would merging
+kernel a into its consumer b close a cycle?" and performs the merge, without rebuilding the
+quotient graph (`kernels.kernel_graph`) for each proposal.
+
+Each kernel keeps a position in a topological order of the kernel graph. A path from a to b other
+than the edge a → b can only pass through kernels positioned between them, so the search for one
+is pruned to that window (Pearce and Kelly, "A dynamic topological sort algorithm for directed
+acyclic graphs", JEA 2007): fusion merges neighbours, so the windows stay small and a sweep over
+the edges is linear in practice. A merge reorders only the window: the kernels that reach b go
+before the merged kernel, those a reaches go after it, and every other position is kept.
+"""
+from __future__ import annotations
+
+import networkx as nx
+
+__all__ = ["KernelDag"]
+
+
+class KernelDag:
+    """Kernels (tuples of ops) as integer ids, with successor/predecessor sets and positions."""
+
+    def __init__(self, G: nx.DiGraph, groups, index: dict[str, int]):
+        self.index = index
+        self.ops: dict[int, tuple[str, ...]] = dict(enumerate(tuple(g) for g in groups))
+        self.owner: dict[str, int] = {op: i for i, g in self.ops.items() for op in g}
+        self.succ: dict[int, set[int]] = {i: set() for i in self.ops}
+        self.pred: dict[int, set[int]] = {i: set() for i in self.ops}
+        for u, v in G.edges:
+            b = self.owner.get(v)
+            if b is None:
+                continue
+            for a in self._upstream(G, u):
+                if a != b:
+                    self.succ[a].add(b)
+                    self.pred[b].add(a)
+        Q = nx.DiGraph()
+        Q.add_nodes_from(self.ops)
+        Q.add_edges_from((a, b) for a, bs in self.succ.items() for b in bs)
+        first = {k: min(index[op] for op in g) for k, g in self.ops.items()}
+        self.pos: dict[int, int] = {k: i for i, k in enumerate(
+            nx.lexicographical_topological_sort(Q, key=first.__getitem__))}
+
+    def _upstream(self, G, n, seen=None) -> set[int]:
+        """The kernels that produce what n reads (views are followed to the ops behind them)."""
+        if n in self.owner:
+            return {self.owner[n]}
+        seen = set() if seen is None else seen
+        out: set[int] = set()
+        for p in G.predecessors(n):
+            if p not in seen:
+                seen.add(p)
+                out |= self._upstream(G, p, seen)
+        return out
+
+    def group(self, op: str):
+        """The id of the kernel that holds op (None for a view)."""
+        return self.owner.get(op)
+
+    def _forward(self, a: int, b: int) -> set[int]:
+        """Kernels reachable from a (not through the edge a → b) positioned before b."""
+        limit, seen, stack = self.pos[b], set(), [s for s in self.succ[a] if s != b]
+        while stack:
+            k = stack.pop()
+            if k in seen or self.pos[k] >= limit:
+                continue
+            seen.add(k)
+            stack.extend(self.succ[k])
+        return seen
+
+    def _backward(self, a: int, b: int) -> set[int]:
+        """Kernels that reach b (not through the edge a → b) positioned after a."""
+        limit, seen, stack = self.pos[a], set(), [p for p in self.pred[b] if p != a]
+        while stack:
+            k = stack.pop()
+            if k in seen or self.pos[k] <= limit:
+                continue
+            seen.add(k)
+            stack.extend(self.pred[k])
+        return seen
+
+    def closes_cycle(self, a: int, b: int) -> bool:
+        """Whether merging producer a with consumer b would close a cycle: some path from a to b
+        other than the edge a → b (through a kernel between them)."""
+        if self.pos[a] > self.pos[b]:
+            a, b = b, a
+        return any(b in self.succ[k] for k in self._forward(a, b))
+
+    def merge(self, a: int, b: int) -> int:
+        """Merge kernel b into kernel a (a is positioned before b); returns the merged kernel's id."""
+        if self.pos[a] > self.pos[b]:
+            a, b = b, a
+        forward, backward = self._forward(a, b), self._backward(a, b)
+        slots = sorted(self.pos[k] for k in forward | backward | {a, b})
+        by_pos = lambda k: self.pos[k]  # noqa: E731
+        for k, slot in zip(sorted(backward - forward, key=by_pos) + [a] + sorted(forward, key=by_pos), slots):
+            self.pos[k] = slot
+        del self.pos[b]
+        self.ops[a] = tuple(sorted(self.ops[a] + self.ops.pop(b), key=self.index.__getitem__))
+        for op in self.ops[a]:
+            self.owner[op] = a
+        for s in self.succ.pop(b):
+            self.pred[s].discard(b)
+            if s != a:
+                self.succ[a].add(s)
+                self.pred[s].add(a)
+        for p in self.pred.pop(b):
+            self.succ[p].discard(b)
+            if p != a:
+                self.pred[a].add(p)
+                self.succ[p].add(a)
+        self.succ[a].discard(a)
+        self.pred[a].discard(a)
+        return a
+
+    def groups(self) -> list[tuple[str, ...]]:
+        return list(self.ops.values())
