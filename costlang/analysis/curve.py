@@ -55,7 +55,7 @@ class Trajectory:
 def kernel_trajectories(analysis, axis: Axis) -> tuple[Trajectory, ...]:
     """Each kernel's (I, attainable) along `axis`, tabulated by `analysis.sweep` (numpy, one pass per
     expression), with the exact values of the symbol where the kernel crosses I* (within the axis)."""
-    names = [k.name for k in analysis.kernels]
+    names = [k.ops[-1] for k in analysis.kernels]   # an op's name stands for its whole (fused) kernel
     shows = [f"{f}({n})" for n in names for f in ("intensity", "attainable")]
     table = sweep(analysis, [axis], shows)
     lo, hi = min(axis.values), max(axis.values)

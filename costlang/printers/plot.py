@@ -212,12 +212,12 @@ def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list):
                     arrowprops={"arrowstyle": "->", "color": color})
 
 
-def _trajectories(ax, trajectories, color, tag, st: Style, labels: list):
-    for t in trajectories:
+def _trajectories(ax, trajectories, base, tag, st: Style, labels: list):
+    for n, t in enumerate(trajectories):
         ok = (t.intensity > 0) & (t.attainable > 0)
         if not ok.any():
             continue
-        color = _COLORS[(_COLORS.index(color) + 1 + list(trajectories).index(t)) % len(_COLORS)]
+        color = _COLORS[(_COLORS.index(base) + 1 + n) % len(_COLORS)]
         ax.plot(t.intensity[ok], t.attainable[ok], "-", marker=".", color=color, linewidth=st.line * 2,
                 markersize=st.marker / 2, label=f"{tag}{t.kernel} for {t.symbol} = "
                                                 f"{t.xs[ok][0]:g} … {t.xs[ok][-1]:g}")
@@ -246,11 +246,15 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()   # fixes the axes' limits and transforms
     from matplotlib.transforms import Bbox
-    r = st.marker * fig.dpi / 72   # a marker's half-width in pixels, and then some
+    r = (st.marker / 2 + 1) * fig.dpi / 72   # a marker's radius in pixels, and a point more
     anchors = {tuple(ax.transData.transform((lab.x, lab.y))) for lab in labels}
     placed = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in anchors]   # labels never cover a point
-    out = []
+    out, seen = [], set()
     for lab in labels:
+        key = (lab.text, round(lab.x, 12), round(lab.y, 12))
+        if key in seen:          # two kernels with the same path and crossing: one label says it
+            continue
+        seen.add(key)
         chosen = None
         for n, (dx, dy) in enumerate(_OFFSETS):
             right = dx >= 0
@@ -258,7 +262,7 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
                                fontsize=st.font, color=lab.color, ha="left" if right else "right",
                                arrowprops={"arrowstyle": "-", "color": lab.color, "linewidth": 0.6}
                                if n >= 4 else None)
-            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            box = text.get_window_extent(renderer).padded(2)
             if not any(box.overlaps(b) for b in placed) or n == len(_OFFSETS) - 1:
                 chosen = text
                 placed.append(box)

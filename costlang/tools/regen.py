@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-__all__ = ["GOLDEN_EXAMPLES", "VARIANTS", "golden_files", "render", "main"]
+__all__ = ["GOLDEN_EXAMPLES", "VARIANTS", "FIGURES", "golden_files", "render", "draw_figures", "main"]
 
 GOLDEN_EXAMPLES = (
     "examples/roofline/vector_add_fp16.cost",           # chapter, example A
@@ -27,7 +27,14 @@ GOLDEN_EXAMPLES = (
     "examples/kernel_time/vector_add_fp32.cost",        # note, sections 7-8
     "examples/kernel_time/effective_bandwidth.cost",    # note, section 3
     "examples/queries/decode_crossing.cost",            # solve: B* = 512000/899, floor/ceil, B* ≈ I*·b/2
+    "examples/lecture/mlp_decode.cost",                 # the lecture walk-through (examples/lecture/README.md)
 )
+#: the lecture walk-through's figures: (file, `costlang plot` arguments after the .cost file)
+FIGURES = (
+    ("examples/lecture/roofline_path.png", ("--over", "B=1..4096")),
+    ("examples/lecture/intensity.png", ("--sweep", "I(up)", "--over", "B=1..4096")),
+)
+LECTURE = "examples/lecture/mlp_decode.cost"
 #: golden suffix → (format, language)
 VARIANTS = {".en.md": ("md", "en"), ".ko.md": ("md", "ko"), ".en.tex": ("latex", "en"),
             ".ko.tex": ("latex", "ko")}
@@ -56,7 +63,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m costlang.tools.regen", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="the repository root (default: the current directory)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is stale")
+    p.add_argument("--figures", action="store_true",
+                   help="also redraw the lecture walk-through's PNG figures (needs matplotlib)")
     args = p.parse_args(argv)
+    if args.figures:
+        draw_figures(Path(args.root))
     stale = []
     for source, golden, fmt, lang in golden_files(Path(args.root)):
         text = render(source, fmt, lang)
@@ -69,6 +80,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for path in stale:
         sys.stderr.write(f"{verb}: {path}\n")
     return 1 if (args.check and stale) else 0
+
+
+def draw_figures(root: Path) -> list[Path]:
+    """The lecture figures, drawn with `costlang plot` into the example's folder."""
+    from ..cli import main as costlang
+    written = []
+    for rel, options in FIGURES:
+        target = root / rel
+        if costlang(["plot", str(root / LECTURE), *options, "-o", str(target)]) != 0:
+            raise SystemExit(f"could not draw {rel}")
+        written.append(target)
+    return written
 
 
 if __name__ == "__main__":
