@@ -19,6 +19,7 @@ from ..passes.fusion import fuse
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
 from .costs import KernelCost, Traffic, kernel_cost, role_of
+from .memo import smax, smin
 from .levels import binding_level, check_kernel_factors, factor, level_times
 from .reuse import model_traffic
 from .verdict import Verdict, decide
@@ -109,12 +110,20 @@ class Analysis:
     comparisons: tuple = field(default=())   # analysis.whatif: Comparison
     #: the same program under other fusion modes, analysed once each (analysis.compare)
     other_modes: dict = field(default_factory=dict, repr=False, compare=False)
+    _values: dict = field(default_factory=dict, repr=False, compare=False)
 
     def value(self, expr):
         """An expression with every bound symbol replaced by its value."""
         if isinstance(expr, int):
             return sympy.Integer(expr)
-        return expr.xreplace(self.bindings) if isinstance(expr, sympy.Basic) else expr
+        if not isinstance(expr, sympy.Basic):
+            return expr
+        # remembered: a model's kernels repeat the same few expressions (the bindings of an
+        # Analysis do not change once it is made)
+        known = self._values.get(expr)
+        if known is None:
+            known = self._values[expr] = expr.xreplace(self.bindings)
+        return known
 
     def kernel_of(self, node: str) -> KernelResult:
         for k in self.kernels:
@@ -176,10 +185,10 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
     intensity = _ratio(cost.flops, cost.bytes)
     t_memory = binding.t_memory
-    attainable = sympy.Min(achieved_peak, bw * intensity)
+    attainable = smin(achieved_peak, bw * intensity)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
-        intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + sympy.Max(t_compute, t_memory),
+        intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(t_compute, t_memory),
         attainable, attainable / peak,
         decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings),
                program.nodes[k.ops[0]].span),
@@ -239,7 +248,7 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
     launches = len(kernels)
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw)
-    busy = sympy.Add(*[sympy.Max(k.t_compute, k.t_memory) for k in kernels])
+    busy = sympy.Add(*[smax(k.t_compute, k.t_memory) for k in kernels])
     verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
     if launches and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")

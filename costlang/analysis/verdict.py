@@ -13,6 +13,7 @@ import sympy
 
 from ..budget import time_budget
 from ..errors import Span
+from .memo import smax
 
 __all__ = ["Verdict", "decide", "clear_caches"]
 
@@ -77,7 +78,7 @@ def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
     >>> decide(sympy.Rational(1, 200000), sympy.Rational(3, 2500), 0).bound
     'memory-bound'
     """
-    launch_sign = _sign(launch - sympy.Max(t_compute, t_memory), span)
+    launch_sign = _sign(launch - smax(t_compute, t_memory), span)
     if launch_sign == 1:
         return Verdict(LAUNCH)
     launch_condition = None

@@ -41,6 +41,8 @@ class KindResult:
 
 def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] = None) -> bool:
     """Whether two dimension expressions are equal once bound symbols take their values."""
+    if a == b:
+        return True  # the same expression (most comparisons): no expansion needed
     with time_budget(None, lambda: f"comparing the dimensions {a} and {b}", span):
         diff = sympy.expand((a - b).xreplace(bindings))
         if diff.is_Number or diff.is_polynomial():
