@@ -25,7 +25,7 @@ __all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evalu
 
 #: kernel figures: attributes of KernelResult and Totals of the same name
 _FIGURES = ("flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
-            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak")
+            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak", "algorithmic_bytes")
 _MEASURED = ("measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
              "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops")
 
@@ -115,6 +115,20 @@ class _QueryScope:
             return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
         if f in _MEASURED:
             return self._measured(node)
+        if f == "working_set":
+            tiling = self._target(node, allow_none=False).cost.tiling
+            if tiling is None:
+                raise SemanticError("working_set() is a tiled kernel's (a matmul with `{ tile = ... }` or a "
+                                    "flash kernel)", node.span)
+            return Value(tiling.working_set, BYTE)
+        if f in ("bytes_at", "t_memory_at"):
+            k = self._target(_first_arg(node), allow_none=False)
+            lt = next((x for x in k.levels if x.level == node.args[1].id), None)
+            if lt is None:
+                raise CostNameError(f"hardware '{self.a.hardware.name}' has no memory level "
+                                    f"'{node.args[1].id}'", node.args[1].span,
+                                    did_you_mean(node.args[1].id, [x.level for x in k.levels]))
+            return Value(lt.bytes if f == "bytes_at" else lt.t_memory, BYTE if f == "bytes_at" else SECOND)
         if f in STATIC_FUNCTIONS:
             return static_call(_ProgramNames(self.a.program), node)
         if f == "with_fusion":  # the expression over the same program under another fusion mode
@@ -139,22 +153,30 @@ class _QueryScope:
         if f == "peak":
             if not node.args or not isinstance(node.args[0], ast.Name):
                 raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
-            hw = self._hardware(node.args[1]) if len(node.args) > 1 else a.hardware
-            value = hw.peak(node.args[0].id)
+            hw, unit = self._hardware_and(node.args[1:])
+            value = hw.peak(node.args[0].id, unit or "matrix")
             if value is None:
                 raise SemanticError(f"hardware '{hw.name}' states no peak for '{node.args[0].id}'",
                                     node.args[0].span)
             return Value(value, FLOP_PER_S)
-        if len(node.args) > 1:
-            raise SemanticError(f"{f}() takes at most one hardware name", node.span)
-        hw = self._hardware(node.args[0]) if node.args else a.hardware
-        if f == "bandwidth":
-            return Value(hw.bandwidth, BYTE_PER_S)
+        hw, level = self._hardware_and(node.args)
         if f == "launch_overhead":
             return Value(hw.launch, SECOND)
-        if hw.capacity is None:
-            raise SemanticError(f"hardware '{hw.name}' states no memory capacity", node.span)
-        return Value(hw.capacity, BYTE)
+        mem = hw.main_memory if level is None else hw.level(level)
+        if mem is None:
+            raise CostNameError(f"hardware '{hw.name}' has no memory level '{level}'", node.span,
+                                did_you_mean(level, [m.name for m in hw.memories]))
+        if f == "bandwidth":   # raw, per chip: a per-SM level's figure times the SM count
+            return Value(hw.chip_bandwidth(mem), BYTE_PER_S)
+        if mem.capacity is None:
+            raise SemanticError(f"hardware '{hw.name}' states no capacity for {mem.name}", node.span)
+        return Value(mem.capacity, BYTE)   # per SM for a per-SM level (what one tile may use)
+
+    def _hardware_and(self, args):
+        """(hardware, the other name or None) from `[hw] [, name]` in either order."""
+        hws = [x for x in args if isinstance(x, ast.Name) and x.id in self.a.program.hardware]
+        rest = [x.id for x in args if x not in hws]
+        return (self._hardware(hws[0]) if hws else self.a.hardware), (rest[0] if rest else None)
 
     def _hardware(self, arg: ast.Expr):
         if not isinstance(arg, ast.Name) or arg.id not in self.a.program.hardware:
@@ -213,3 +235,7 @@ class _ProgramNames:
 
     def unknown(self, name, what, known):
         return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))
+
+
+def _first_arg(node: ast.Call) -> ast.Call:
+    return ast.Call(node.func, node.args[:1], node.span, node.func_span)

@@ -91,12 +91,12 @@ def _tiled(program, hw, node, cost: KernelCost) -> KernelCost:
                        stage.capacity if stage else None, ws)
     reads = tuple(_times(t, reuse[t.tensor], "tiled") if t.tensor in reuse else t for t in cost.reads)
     modelled = dataclasses.replace(cost, reads=reads, tiling=tiling)
-    levels = _levels(hw, stage, modelled, cost, reuse)
+    levels = _levels(hw, stage, modelled, cost, reuse, program.bindings)
     main = list(hw.memories).index(hw.main_memory)
     s = list(hw.memories).index(stage) if stage is not None else len(hw.memories) - 1
     if main > s:
         return dataclasses.replace(modelled, level_bytes=levels)
-    held = _held_by(list(hw.memories)[main + 1:s], cost, reuse)
+    held = _held_by(list(hw.memories)[main + 1:s], cost, reuse, program.bindings)
     reads = tuple(Traffic(t.tensor, t.role, t.ideal, t.ideal, sympy.Integer(1), "cached")
                   if t.tensor in held else t for t in reads)
     tiling = dataclasses.replace(tiling, held=tuple(sorted(held.items())))
@@ -107,7 +107,7 @@ def _times(t: Traffic, times, why) -> Traffic:
     return Traffic(t.tensor, t.role, t.bytes * times, t.ideal, times, why)
 
 
-def _levels(hw: Hardware, stage, modelled: KernelCost, plain: KernelCost, reuse: dict):
+def _levels(hw: Hardware, stage, modelled: KernelCost, plain: KernelCost, reuse: dict, bindings):
     """Bytes per level, farthest first: the modelled traffic down to the staging level, the
     algorithmic traffic nearer than it; an operand that a per-chip level between holds whole
     crosses the levels farther than that one once."""
@@ -118,26 +118,27 @@ def _levels(hw: Hardware, stage, modelled: KernelCost, plain: KernelCost, reuse:
         if i > s:
             out.append((m.name, plain.bytes))
             continue
-        held = _held(levels[i + 1:s], plain, reuse)
+        held = _held(levels[i + 1:s], plain, reuse, bindings)
         total = sympy.Add(*[(t.ideal if t.tensor in held else t.bytes) for t in modelled.reads + modelled.writes])
         out.append((m.name, total))
     return tuple(out)
 
 
-def _held(between, plain: KernelCost, reuse: dict) -> set:
-    return set(_held_by(between, plain, reuse))
+def _held(between, plain: KernelCost, reuse: dict, bindings) -> set:
+    return set(_held_by(between, plain, reuse, bindings))
 
 
-def _held_by(between, plain: KernelCost, reuse: dict) -> dict:
+def _held_by(between, plain: KernelCost, reuse: dict, bindings) -> dict:
     """The re-read operands a per-chip level in `between` can hold → that level: both if they fit
     together, else the smaller one if it fits (numbers only: a symbolic size is not assumed to fit)."""
-    sizes = {t.tensor: t.bytes for t in plain.reads if t.tensor in reuse}
+    sizes = {t.tensor: t.bytes.xreplace(bindings) for t in plain.reads if t.tensor in reuse}
     for m in reversed(between):
         if m.per_sm or m.capacity is None:
             continue
         for group in (sorted(sizes), *[[n] for n in sorted(sizes, key=lambda n: _num(sizes[n]))]):
             total = sympy.Add(*[sizes[n] for n in group])
-            if group and total.is_number and m.capacity.is_number and total <= m.capacity:
+            cap = m.capacity.xreplace(bindings)
+            if group and total.is_number and cap.is_number and total <= cap:
                 return {n: m.name for n in group}
     return {}
 
@@ -179,7 +180,7 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     reads.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
     writes.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
     modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
-    return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}))
+    return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}, program.bindings))
 
 
 def bytes_at(cost: KernelCost, level: str) -> Optional[sympy.Expr]:

@@ -26,12 +26,15 @@ KERNEL_FUNCTIONS = {
     "measured_time": SECOND, "actual_traffic": BYTE, "effective_bandwidth": BYTE_PER_S,
     "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
     "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
+    "algorithmic_bytes": BYTE, "working_set": BYTE,
 }
+#: result functions over a kernel (or tensor) at a memory level: `bytes_at(C, L2)`
+LEVEL_FUNCTIONS = {"bytes_at": BYTE, "t_memory_at": SECOND}
 #: result functions over a hardware (or the selected one)
 HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhead": SECOND,
                       "peak": FLOP_PER_S}
 PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE}
-RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS}
+RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS}
 
 
 def fusion_mode_arg(node: ast.Call) -> ast.Expr:
@@ -118,6 +121,8 @@ class _CheckScope(NameScope):
             raise SemanticError(f"{f}() takes no arguments", node.span)
         elif f in HARDWARE_FUNCTIONS:
             self.hardware_args(node)
+        elif f in LEVEL_FUNCTIONS:
+            self.level_args(node)
         return Value(self.placeholder(node), RESULT_UNITS[f])
 
     def placeholder(self, node: ast.Call) -> sympy.Dummy:
@@ -145,7 +150,30 @@ class _CheckScope(NameScope):
                 raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
             self.r.dtype(args[0].id, args[0].span)
             args = args[1:]
-        if len(args) > 1 or (args and not isinstance(args[0], ast.Name)):
-            raise SemanticError(f"{node.func}() takes at most one hardware name", node.span)
-        if args and args[0].id not in self.r.program.hardware:
-            raise self.r.unknown(args[0], "hardware", self.r.program.hardware)
+        extra = {"peak": {"matrix", "vector"}, "bandwidth": self._levels(), "capacity": self._levels()}
+        extra = extra.get(node.func, set())
+        hws = [a for a in args if isinstance(a, ast.Name) and a.id in self.r.program.hardware]
+        rest = [a for a in args if a not in hws]
+        if len(hws) > 1 or len(rest) > (1 if extra else 0) or any(not isinstance(a, ast.Name) for a in args):
+            what = {"peak": " and `matrix` or `vector`", "bandwidth": " and a memory level",
+                    "capacity": " and a memory level"}.get(node.func, "")
+            raise SemanticError(f"{node.func}() takes at most one hardware name{what}", node.span)
+        for a in rest:
+            if a.id not in extra:
+                raise self.r.unknown(a, "hardware or memory level" if extra else "hardware",
+                                     list(self.r.program.hardware) + sorted(extra))
+
+    def _levels(self) -> set:
+        return {m.name for hw in self.r.program.hardware.values() for m in hw.memories}
+
+    def level_args(self, node: ast.Call) -> None:
+        if len(node.args) != 2 or not all(isinstance(a, ast.Name) for a in node.args):
+            raise SemanticError(f"{node.func}() takes a kernel or tensor name and a memory level, "
+                                f"e.g. `{node.func}(C, L2)`", node.span)
+        self.kernel_arg(_first_only(node), allow_none=False)
+        if node.args[1].id not in self._levels():
+            raise self.r.unknown(node.args[1], "memory level", sorted(self._levels()))
+
+
+def _first_only(node: ast.Call) -> ast.Call:
+    return ast.Call(node.func, node.args[:1], node.span, node.func_span)

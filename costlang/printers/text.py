@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..analysis.verdict import Verdict
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
+from .memory_text import bound_text, hierarchy_text, memory_lines
 from .numbers import exact_or_approx, human, is_bound, percent
 
 __all__ = ["report", "ratio_text", "CONVENTIONS"]
@@ -36,17 +37,20 @@ def report(a, comparison=None) -> str:
              f"hardware: {hw.name} ({mem.name} {human(v(mem.bandwidth), BYTE_PER_S)}{cap}; "
              f"launch {human(v(hw.launch), SECOND)}; peak {peaks})",
              f"fusion: {a.fusion}", ""]
+    if len(hw.memories) > 1 or hw.vector_peaks:
+        vec = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.vector_peaks)
+        lines[-1:-1] = [hierarchy_text(hw, v)] + ([f"vector peaks: {vec}"] if vec else [])
     free = a.program.free_symbols
     if free:
         lines += [f"free symbols: {', '.join(str(s) for s in free)} (results below are expressions in them)", ""]
     rows = [[k.name, "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
              exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
              human(v(k.t_compute), SECOND), human(v(k.t_memory), SECOND), human(v(k.t_kernel), SECOND),
-             str(k.bound)] for k in a.kernels]
+             bound_text(k.bound, k.level)] for k in a.kernels]
     lines.append("kernels")
     lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
                                               "T_compute", "T_memory", "T_kernel", "bound"])]
-    lines += _provenance(a)
+    lines += _provenance(a) + memory_lines(a)
     lines += ["", "attainable performance"]
     for k in a.kernels:
         lines.append(f"  {k.name}: min(peak, BW × I) = {human(v(k.attainable), FLOP_PER_S)} "
@@ -77,7 +81,8 @@ def _provenance(a) -> list[str]:
 
 def _traffic(t, v) -> str:
     who = "as stated" if t.role == "stated" else f"{t.tensor} ({t.role})"
-    return f"{who} {human(v(t.bytes), BYTE)}"
+    times = f" (× {exact_or_approx(v(t.times))}, {t.why})" if t.times is not None else ""
+    return f"{who} {human(v(t.bytes), BYTE)}{times}"
 
 
 def _launch_note(a) -> list[str]:
