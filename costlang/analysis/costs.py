@@ -52,6 +52,13 @@ class TileModel:
     working_set: sympy.Expr
     #: re-read operands a per-chip level between HBM and the stage holds whole: (tensor, level)
     held: tuple[tuple[str, str], ...] = ()
+    #: a tiled matmul's intensity as K → ∞, per element read and per byte:
+    #: 2·bm·bn/(bm + bn) FLOP per element (= T for square tiles), 2·bm·bn/(bA·bm + bB·bn) FLOP/B
+    limit_per_element: Optional[sympy.Expr] = None
+    limit: Optional[sympy.Expr] = None
+    #: FlashAttention's leading term for large N, without the ceilings: 3·|Q|·Tc with
+    #: Tc ≈ 4·d·N/M, i.e. 12·b·N²·d²/M per head: Θ(N²·d²/M)
+    theta: Optional[sympy.Expr] = None
 
 
 @dataclass(frozen=True)

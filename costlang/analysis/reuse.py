@@ -8,7 +8,8 @@ read once, written once). Output: the same kernel's `KernelCost` with the modell
   bytes; S = 1 is coalesced (n·b).
 - **Tiled matmul** (`{ bm; bn; bk }` or `{ tile }`): each A tile is re-read once per column of C
   tiles (N/bn times) and each B tile once per row (M/bm times): HBM bytes =
-  b·(tm·tn·tk·(bm·bk + bk·bn) + M·N). The working set b·(bm·bk + bk·bn) + 4·bm·bn (fp32
+  b·(tm·tn·tk·(bm·bk + bk·bn) + M·N). As K grows, I → 2·bm·bn/(bm + bn) FLOP per element read
+  (= T for square tiles: the chapter's "I ≈ T"), 2·bm·bn/(b·(bm + bn)) FLOP/B (T/2 for fp16). The working set b·(bm·bk + bk·bn) + 4·bm·bn (fp32
   accumulators) is checked against the staging level's capacity.
 - **FlashAttention** (a kernel holding an attention chain, `passes/flash.py`): Dao et al. 2022,
   Algorithm 1 with on-chip size M elements: Bc = ⌈M/(4d)⌉, Br = min(⌈M/(4d)⌉, d), Tc = ⌈Nk/Bc⌉;
@@ -88,7 +89,9 @@ def _tiled(program, hw, node, cost: KernelCost) -> KernelCost:
     figures = (("M", M), ("N", N), ("K", K), ("bm", bm), ("bn", bn), ("bk", bk),
                ("tm", M / bm), ("tn", N / bn), ("tk", K / bk))
     tiling = TileModel("matmul", figures, stage.name if stage else None,
-                       stage.capacity if stage else None, ws)
+                       stage.capacity if stage else None, ws, (),
+                       sympy.cancel(2 * bm * bn / (bm + bn)),
+                       sympy.cancel(2 * bm * bn / (a.dtype.size * bm + b.dtype.size * bn)))
     reads = tuple(_times(t, reuse[t.tensor], "tiled") if t.tensor in reuse else t for t in cost.reads)
     modelled = dataclasses.replace(cost, reads=reads, tiling=tiling)
     levels = _levels(hw, stage, modelled, cost, reuse, program.bindings)
@@ -166,7 +169,7 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     rows = o.numel / o.shape[-1]
     ws = b * (2 * bc * d + 2 * br * d + br * bc) + STATS_BYTES * 2 * br
     tiling = TileModel("flash", (("M", M), ("d", d), ("N_k", nk), ("B_c", bc), ("B_r", br), ("T_c", tc)),
-                       stage.name, stage.capacity, ws)
+                       stage.name, stage.capacity, ws, theta=3 * q.bytes * 4 * d * nk / M)
     times = {q.storage: tc}
     reads = [(_times(t, times[t.tensor], "flash") if t.tensor in times else t) for t in cost.reads]
     writes = []

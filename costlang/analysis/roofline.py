@@ -203,7 +203,7 @@ def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
     groups = {(n.math_dtype.name, unit_of(n)) for n in nodes}
     effs = {u: factor(program, hw, k.ops, u) or factor(program, hw, k.ops, "compute") for _, u in groups}
     if len(groups) <= 1:
-        dtype, unit = groups.pop() if groups else (cost.math_dtype, "matrix")
+        dtype, unit = groups.pop() if groups else (cost.math_dtype, unit_of(program.nodes[k.ops[0]]))
         peak = _peak(program, hw, k, dtype, nodes[0] if nodes else program.nodes[k.ops[0]], unit)
         eff = effs.get(unit)
         return peak, cost.flops / (peak * (eff.value if eff else 1)), eff
@@ -264,7 +264,8 @@ def _program_istar(flops, t_compute, hw: Hardware):
     """
     if t_compute == 0:
         return next(iter(dict(hw.peaks).values())) / hw.bandwidth
-    istar = flops / (hw.bandwidth * t_compute)
+    eff = hw.efficiency(hw.main_memory.name)
+    istar = flops / (hw.bandwidth * (eff.value if eff else 1) * t_compute)
     return sympy.cancel(istar) if istar.free_symbols else istar
 
 

@@ -26,7 +26,7 @@ import sympy
 from ..errors import CostNameError, SemanticError, Span, UnitError, did_you_mean
 from ..frontend import ast
 from ..ir.expr import check_substitution, evaluate, unit_words
-from ..ir.program import FUSION_MODES, Dtype, Hardware, Program, Value
+from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
 __all__ = ["apply_settings", "evaluate_setting", "setting_kind", "setting_text", "unbind", "for_analysis",
@@ -50,14 +50,16 @@ def setting_kind(program: Program, option: ast.Option) -> str:
         return "peak"
     if name in ROLE_SETTINGS:
         return "role"
+    if name.startswith("efficiency_"):
+        return "efficiency"
     if name in program.tensors:
         return "tensor"
     known = [*program.symbols, *_NAMED, *HARDWARE_FIGURES, *ROLE_SETTINGS, *program.tensors,
              *(f"peak_{d}" for d in program.dtypes)]
     raise CostNameError(f"unknown setting '{name}'", option.span,
                         did_you_mean(name, known) or "a setting names a dim, param, tensor, "
-                        "hardware, fusion, bandwidth, capacity, launch, peak_DTYPE, weights, "
-                        "inputs, tensors or math")
+                        "hardware, fusion, bandwidth, capacity, launch, peak_DTYPE, efficiency_KEY, "
+                        "weights, inputs, tensors or math")
 
 
 def apply_settings(program: Program, settings: Sequence[ast.Option]) -> Program:
@@ -67,7 +69,7 @@ def apply_settings(program: Program, settings: Sequence[ast.Option]) -> Program:
         if o.name in seen:
             raise SemanticError(f"'{o.name}' is set twice", o.span)
         seen[o.name] = o.span
-    order = ("hardware", "figure", "peak", "role", "tensor", "math", "symbol", "fusion")
+    order = ("hardware", "figure", "peak", "efficiency", "role", "tensor", "math", "symbol", "fusion")
     kinds = [(setting_kind(program, o), o) for o in settings]
     out = _copy(program)
     for kind in order:
@@ -184,6 +186,21 @@ def _set_peak(p: Program, o: ast.Option) -> Program:
     return _replace_hardware(p, dataclasses.replace(hw, name=_what_if(hw.name), peaks=tuple(peaks.items())))
 
 
+def _set_efficiency(p: Program, o: ast.Option) -> Program:
+    """A scenario's efficiency factor (`efficiency_HBM = 0.8`): it replaces the hardware's."""
+    hw = _selected(p, o.span)
+    key = o.name[len("efficiency_"):]
+    if key not in ("compute", "matrix", "vector") and hw.level(key) is None:
+        raise CostNameError(f"unknown efficiency '{key}'", o.span, "an efficiency names compute, matrix, "
+                            "vector or a memory level: " + ", ".join(m.name for m in hw.memories))
+    value = _expect(p, o, DIMENSIONLESS)
+    bound = value.xreplace(p.bindings)
+    if bound.is_number and not (bound.is_positive and (bound - 1).is_nonpositive):
+        raise SemanticError(f"{o.name} is a fraction of the peak, in (0, 1], not {bound}", o.value.span)
+    effs = tuple(e for e in hw.efficiencies if e.key != key) + (Efficiency(key, value, None, "scenario"),)
+    return _replace_hardware(p, dataclasses.replace(hw, name=_what_if(hw.name), efficiencies=effs))
+
+
 def _what_if(name: str) -> str:
     return name if name.endswith(" (what-if)") else f"{name} (what-if)"
 
@@ -221,7 +238,7 @@ def _set_math(p: Program, o: ast.Option) -> Program:
 
 _APPLY = {"symbol": _set_symbol, "hardware": _set_hardware, "fusion": _set_fusion,
           "figure": _set_figure, "peak": _set_peak, "role": _set_role, "tensor": _set_tensor,
-          "math": _set_math}
+          "math": _set_math, "efficiency": _set_efficiency}
 
 
 # --- evaluating setting values --------------------------------------------------------------

@@ -64,6 +64,11 @@ def _tilings(a) -> list[str]:
                 tr.role == "stats" for tr in k.cost.reads))
         for tensor, level in t.held:
             out.append(f"    {tensor} fits in {level}: HBM sees it once, {level} on every re-read")
+        if t.limit is not None:
+            out.append(f"    as K → ∞: I → 2·bm·bn/(bm + bn) = {exact_or_approx(v(t.limit_per_element))} FLOP per "
+                       f"element = 2·bm·bn/(b·(bm + bn)) = {exact_or_approx(v(t.limit))} FLOP/B")
+        if t.theta is not None:
+            out.append(f"    large N: T_c ≈ 4·d·N/M, bytes ≈ 3·|Q|·T_c = {human(v(t.theta), BYTE)}: Θ(N²·d²/M)")
         out.append(f"    {a.hardware.main_memory.name} bytes {human(v(k.bytes), BYTE)} "
                    f"(algorithmic {human(v(k.algorithmic_bytes), BYTE)}); I = {exact_or_approx(v(k.intensity))} FLOP/B")
         out.append("    " + _fits(t, v))
