@@ -39,9 +39,36 @@ def _kernel(a, k) -> dict:
         "t_compute": v(k.t_compute), "t_memory": v(k.t_memory), "t_kernel": v(k.t_kernel),
         "attainable": v(k.attainable), "fraction_of_peak": v(k.fraction_of_peak),
         "bound": str(k.bound), "math_dtype": k.cost.math_dtype,
-        "reads": [{"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)} for t in k.cost.reads],
-        "writes": [{"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)} for t in k.cost.writes],
+        "reads": [_traffic(t, v) for t in k.cost.reads],
+        "writes": [_traffic(t, v) for t in k.cost.writes],
+        "level": k.level, "algorithmic_bytes": v(k.algorithmic_bytes),
+        "levels": [{"level": lt.level, "bytes": v(lt.bytes), "bandwidth": v(lt.bandwidth),
+                    "efficiency": _eff(lt.efficiency, v), "t_memory": v(lt.t_memory)} for lt in k.levels],
+        "compute_efficiency": _eff(k.compute_efficiency, v),
+        "tiling": _tiling(k.cost.tiling, v),
     }
+
+
+def _traffic(t, v) -> dict:
+    out = {"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)}
+    if t.times is not None:   # a modelled crossing count (tiling, flash, stride, cache)
+        out.update(algorithmic=v(t.ideal), times=v(t.times), why=t.why)
+    return out
+
+
+def _eff(e, v):
+    return None if e is None else {"key": e.key, "value": v(e.value), "source": e.source, "where": e.where}
+
+
+def _tiling(t, v):
+    if t is None:
+        return None
+    return {"kind": t.kind, "figures": {n: v(e) for n, e in t.figures}, "stage": t.stage,
+            "capacity": v(t.capacity) if t.capacity is not None else None, "working_set": v(t.working_set),
+            "held": [list(h) for h in t.held],
+            "limit_per_element": v(t.limit_per_element) if t.limit_per_element is not None else None,
+            "limit": v(t.limit) if t.limit is not None else None,
+            "theta": v(t.theta) if t.theta is not None else None}
 
 
 def _value(a, value):
@@ -57,8 +84,12 @@ def to_dict(a) -> dict:
         "file": a.program.source_name,
         "hardware": {
             "name": hw.name, "peaks": {d: v(p) for d, p in hw.peaks},
+            "vector_peaks": {d: v(p) for d, p in hw.vector_peaks},
             "memory": [{"level": m.name, "bandwidth": v(m.bandwidth) if m.bandwidth is not None else None,
-                        "capacity": v(m.capacity) if m.capacity is not None else None} for m in hw.memories],
+                        "capacity": v(m.capacity) if m.capacity is not None else None,
+                        "per_sm": m.per_sm} for m in hw.memories],
+            "sms": v(hw.sms) if hw.sms is not None else None, "sector": v(hw.sector),
+            "efficiency": [_eff(e, v) for e in hw.efficiencies],
             "launch": v(hw.launch),
         },
         "fusion": a.fusion,
