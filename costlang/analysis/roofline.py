@@ -13,15 +13,14 @@ from typing import Optional
 import sympy
 
 from ..errors import SemanticError
-from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
+from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
-from ..passes.fusion import fuse
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
-from .costs import KernelCost, Traffic, kernel_cost, role_of
+from .costs import KernelCost, Traffic, role_of
 from .memo import smax, smin
+from .shared import bindings_key, decide_bound, structure
 from .levels import binding_level, check_kernel_factors, factor, level_times
-from .reuse import model_traffic
 from .verdict import Verdict, decide
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze", "select_hardware"]
@@ -158,13 +157,11 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     from .queries import answer_queries, measured
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
-    G = operator_graph(program)
-    kernels = fuse(G, program, mode)
+    G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
     outputs = program_outputs(program)
-    consumers = consumers_of_storage(program)
     bindings = program.bindings
-    results = tuple(_kernel_result(program, hw, k, model_traffic(
-        program, hw, k.ops, kernel_cost(program, k.ops, outputs, consumers)), bindings) for k in kernels)
+    bkey = bindings_key(bindings)
+    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey) for k, cost in zip(kernels, costs))
     analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings, program.main_span),
                         _footprint(program, hw, kernels, outputs), bindings)
     analysis.measurements = measured(analysis)
@@ -176,23 +173,43 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     return analysis
 
 
-def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings) -> KernelResult:
-    check_kernel_factors(program, hw, k.ops)
-    peak, t_compute, ce = _compute(program, hw, k, cost)
-    levels = level_times(program, hw, k.ops, cost)
-    main = next(lt for lt in levels if lt.level == hw.main_memory.name)
+def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,
+                   bkey: tuple = ()) -> KernelResult:
+    peak, t_compute, ce, levels, main, bw, achieved_peak, intensity, attainable = \
+        _kernel_figures(program, hw, k, cost)
     binding = binding_level(levels, main.level, bindings)
-    bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
-    intensity = _ratio(cost.flops, cost.bytes)
     t_memory = binding.t_memory
-    attainable = smin(achieved_peak, bw * intensity)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
         intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(t_compute, t_memory),
         attainable, attainable / peak,
-        decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings), hw.launch.xreplace(bindings),
-               program.nodes[k.ops[0]].span),
+        decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, program.nodes[k.ops[0]].span),
         levels, binding.level if len(levels) > 1 else None, ce)
+
+
+_FIGURES: dict = {}
+
+
+def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
+    """What a kernel's figures are before any value is substituted: the same for every scenario
+    that keeps its ops, cost and hardware (remembered per those objects; see analysis.shared)."""
+    nodes = tuple(program.nodes[n] for n in k.ops)
+    key = (id(cost), id(hw), tuple(map(id, nodes)))
+    found = _FIGURES.get(key)
+    if found is not None:
+        return found[1]
+    check_kernel_factors(program, hw, k.ops)
+    peak, t_compute, ce = _compute(program, hw, k, cost)
+    levels = level_times(program, hw, k.ops, cost)
+    main = next(lt for lt in levels if lt.level == hw.main_memory.name)
+    bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
+    intensity = _ratio(cost.flops, cost.bytes)
+    figures = (peak, t_compute, ce, levels, main, bw, achieved_peak, intensity,
+               smin(achieved_peak, bw * intensity))
+    if len(_FIGURES) >= 8192:
+        _FIGURES.clear()
+    _FIGURES[key] = ((cost, hw, nodes), figures)  # the objects stay alive, so their ids stay theirs
+    return figures
 
 
 def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):

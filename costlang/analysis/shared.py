@@ -1,0 +1,87 @@
+"""Work shared between analyses of one program: the scenarios of a `compare`, sweeps' baselines.
+
+Input: a program, its hardware and fusion mode. Output: its kernels and their modelled costs
+(`structure`), and kernel verdicts (`decide_bound`), each computed once per distinct input.
+
+A scenario that only gives dims or params other values keeps the same op nodes and tensors (the
+program is copied with the same objects), so the partition into kernels and each kernel's FLOPs
+and bytes, which are expressions in the symbols, are the same: only the values substituted into
+them differ. Fusion consults the bindings only to compare two dims that are written differently
+(`same_dim`), so those dims' values are part of the key. Verdicts depend on the bound values of
+T_compute, T_memory and the launch time, and a model's kernels repeat the same few: they are
+remembered per (expressions, bindings). Both tables are bounded and hold immutable results.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import sympy
+
+from ..errors import Span
+from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
+from ..passes.fusion import fuse
+from .costs import kernel_cost
+from .reuse import model_traffic
+from .verdict import Verdict, decide
+
+__all__ = ["structure", "decide_bound", "bindings_key", "clear"]
+
+_STRUCTURES: dict = {}
+_VERDICTS: dict = {}
+_LIMIT = 32
+
+
+def _compared_dims(program, G) -> set:
+    """Symbols of the dims fusion may compare that are written differently (same_dim's inputs)."""
+    syms: set = set()
+    for u, v in G.edges:
+        a = program.tensors[program.nodes[u].output].shape if program.nodes[u].output else ()
+        b = program.tensors[program.nodes[v].output].shape if program.nodes[v].output else ()
+        for x, y in zip(a, b):
+            if x != y:
+                syms |= x.free_symbols | y.free_symbols
+    return syms
+
+
+def structure(program, hw, mode: str):
+    """(operator graph, kernels, modelled KernelCosts) of the program on hw under mode; shared by
+    every analysis whose ops, tensors, hardware and compared dims are the same."""
+    nodes, tensors = tuple(program.nodes.values()), tuple(program.tensors.values())
+    G = operator_graph(program)
+    compared = tuple(sorted(((s, program.bindings.get(s)) for s in _compared_dims(program, G)), key=str))
+    # identities, not equality: hashing every node would cost as much as the work saved; the
+    # table keeps the objects alive, so an id is not reused while its entry exists
+    key = (mode, id(hw), tuple(map(id, nodes)), tuple(map(id, tensors)), compared)
+    found = _STRUCTURES.get(key)
+    if found is not None:
+        return found[1:]
+    kernels = fuse(G, program, mode)
+    outputs, consumers = program_outputs(program), consumers_of_storage(program)
+    costs = tuple(model_traffic(program, hw, k.ops, kernel_cost(program, k.ops, outputs, consumers))
+                  for k in kernels)
+    if len(_STRUCTURES) >= _LIMIT:
+        _STRUCTURES.pop(next(iter(_STRUCTURES)))
+    _STRUCTURES[key] = ((hw, nodes, tensors), G, kernels, costs)
+    return G, kernels, costs
+
+
+def bindings_key(bindings: dict) -> tuple:
+    return tuple(sorted(bindings.items(), key=lambda kv: str(kv[0])))
+
+
+def decide_bound(t_compute, t_memory, launch, bindings: dict, key: tuple,
+                 span: Optional[Span] = None) -> Verdict:
+    """`verdict.decide` on the bound times, once per (expressions, bindings)."""
+    k = (t_compute, t_memory, launch, key)
+    found = _VERDICTS.get(k)
+    if found is None:
+        if len(_VERDICTS) >= 4096:
+            _VERDICTS.clear()
+        found = _VERDICTS[k] = decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings),
+                                      launch.xreplace(bindings), span)
+    return found
+
+
+def clear() -> None:
+    _STRUCTURES.clear()
+    _VERDICTS.clear()
