@@ -19,15 +19,19 @@ CATALOGUE = [
     ('missing comma in a call',
      T + 'input B: fp16[4]\nC = add(A B)\n',
      "t.cost:4:11: error: unexpected name 'B'",
-     "expected '(', ')', ',', '=' or an operator (+ - * / ^); is a ',' missing before 'B'?"),
+     "expected '(', ')', ',', '=' or an operator (+ - * / @ ^); is a ',' missing before 'B'?"),
     ('unclosed parenthesis',
      T + 'C = add(A, A\n',
      't.cost:3:13: error: unexpected end of line',
      "the '(' at line 3, column 8 is never closed with ')'"),
     ('unknown character',
+     H + 'dim N = 4 $ 5\n',
+     "t.cost:2:11: error: unexpected character '$'",
+     "costlang has no '$': its operators are + - * / @ ^ and comments start with #"),
+    ('matmul of numbers',
      H + 'dim N = 4 @ 5\n',
-     "t.cost:2:11: error: unexpected character '@'",
-     "costlang has no '@': its operators are + - * / ^ and comments start with #"),
+     "t.cost:2:9: error: '@' multiplies matrices (tensors); numbers multiply with '*'",
+     "write `a * b`"),
     ('missing colon in a tensor declaration',
      H + 'input A fp16[4]\n',
      "t.cost:2:9: error: unexpected name 'fp16'",
@@ -55,7 +59,7 @@ CATALOGUE = [
     ('implicit multiplication',
      H + 'dim N = 4\nlet x = 2 N\n',
      "t.cost:3:11: error: unexpected name 'N'",
-     "expected ';', a unit such as GB or TFLOP/s, an operator (+ - * / ^), end of line or end of file; to multiply, write '*' before 'N'"),
+     "expected ';', a unit such as GB or TFLOP/s, an operator (+ - * / @ ^), end of line or end of file; to multiply, write '*' before 'N'"),
     ('keyword in the wrong place',
      H + 'dim N = 4 for\n',
      "t.cost:2:11: error: unexpected keyword 'for'",
@@ -236,10 +240,10 @@ CATALOGUE = [
      T + 'C = add(A, A) { flops = 2 }\n',
      "t.cost:3:17: error: only custom kernels take a { ... } block; 'add' is an elementwise op",
      None),
-    ('number as an operator argument',
-     T + 'C = add(A, 4)\n',
-     "t.cost:3:12: error: an operator's arguments must be tensor names",
-     'name the tensor first, e.g. `t = mul(x, y)`, then pass `t`'),
+    ('number as a matmul operand',
+     T + 'C = matmul(A, 4)\n',
+     "t.cost:3:15: error: '4' is a number, not a tensor",
+     'only elementwise ops take a number as an operand (`x * 0.5`)'),
     ('input marked as output',
      T + 'output A\n',
      "t.cost:3:8: error: 'A' is an input; only computed tensors can be outputs",
@@ -306,7 +310,7 @@ def test_full_rendering_of_a_syntax_error():
         "t.cost:4:11: error: unexpected name 'B'\n"
         " 4 | C = add(A B)\n"
         "   |           ^\n"
-        "  = hint: expected '(', ')', ',', '=' or an operator (+ - * / ^); "
+        "  = hint: expected '(', ')', ',', '=' or an operator (+ - * / @ ^); "
         "is a ',' missing before 'B'?")
 
 

@@ -44,11 +44,20 @@ class Call:
     args: tuple["Expr", ...]
     span: Span
     func_span: Span
+    kwargs: tuple["Option", ...] = ()  # `axis = 0` in a nested op call
+
+
+@dataclass(frozen=True)
+class Const:
+    """A value standing where a name was: a block's size parameter, substituted into its body."""
+    value: sympy.Expr
+    unit: Unit
+    span: Span
 
 
 @dataclass(frozen=True)
 class BinOp:
-    op: str  # one of + - * / ^
+    op: str  # one of + - * / ^ @
     left: "Expr"
     right: "Expr"
     span: Span
@@ -60,7 +69,7 @@ class Neg:
     span: Span
 
 
-Expr = Union[Num, Quantity, Name, Call, BinOp, Neg]
+Expr = Union[Num, Quantity, Name, Call, BinOp, Neg, Const]
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -78,6 +87,8 @@ class Import:
     target: str
     is_path: bool
     span: Span
+    args: tuple["Option", ...] = ()   # `with { L = 80 }`: values for the file's dims and params
+    alias: Optional["Name"] = None    # `as big`: the file's names live under `big.`
 
 
 @dataclass(frozen=True)
@@ -106,7 +117,7 @@ class TensorType:
 
 @dataclass(frozen=True)
 class TensorDecl:
-    role: str  # "input" or "weight"
+    role: str  # "input", "weight" or "cache"
     name: str
     type: TensorType
     span: Span
@@ -114,6 +125,8 @@ class TensorDecl:
 
 @dataclass(frozen=True)
 class OpCall:
+    """`op(args) [as dtype] [-> type] [{ options }]`; infix tensor operators become OpCalls too
+    (`a + b` is `add(a, b)`). Arguments may be nested tensor expressions."""
     op: str
     args: tuple[Expr, ...]
     kwargs: tuple[Option, ...]
@@ -125,12 +138,50 @@ class OpCall:
 
 
 @dataclass(frozen=True)
-class Assign:
-    name: str
+class RepeatCall:
+    """`repeat COUNT block(args)`: the block's returns feed its first tensor parameters, COUNT times."""
+    count: Expr
     call: OpCall
+    span: Span
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str                 # the first target
+    call: Union[OpCall, RepeatCall]
     is_output: bool
     span: Span
     name_span: Span
+    targets: tuple[Name, ...] = ()   # every target (`q, k = split(x)`); () means just `name`
+
+    @property
+    def target_names(self) -> tuple[Name, ...]:
+        return self.targets or (Name(self.name, self.name_span),)
+
+
+@dataclass(frozen=True)
+class BlockParam:
+    """`x: dt[n, d]` (a tensor), `f: dim`, `s: param` or `dt: dtype`, with an optional default."""
+    name: str
+    kind: str  # "tensor", "dim", "param" or "dtype"
+    type: Optional[TensorType]
+    default: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Return:
+    values: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class BlockDef:
+    """`block NAME(params) { statements; return ... }`: a subgraph instantiated at each call."""
+    name: str
+    params: tuple[BlockParam, ...]
+    body: tuple["Statement", ...]
+    span: Span
 
 
 @dataclass(frozen=True)
@@ -244,7 +295,7 @@ class Compare:
 
 
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
-                  Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare]
+                  Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return]
 
 
 @dataclass(frozen=True)
@@ -252,3 +303,25 @@ class Module:
     """One parsed file: its statements in source order."""
     source_name: str
     statements: tuple[Statement, ...]
+
+
+#: infix tensor operators → the ops they apply (so `op add(a, b): ...` in a file changes `+` too)
+INFIX_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "@": "matmul"}
+
+
+def as_op_call(expr: Expr, as_dtype: Optional[Name] = None, result_type: Optional[TensorType] = None,
+               body: tuple = ()) -> Optional[OpCall]:
+    """The op application an expression over tensors stands for, or None (a name, a number).
+
+    `f(a, b)` is `f` applied to a and b; `a + b` is `add(a, b)`, `a @ b` is `matmul(a, b)`, `-a` is
+    `neg(a)`. The operands stay expressions: nested ones become nodes of their own when resolved.
+    """
+    if isinstance(expr, Call):
+        return OpCall(expr.func, expr.args, expr.kwargs, as_dtype, result_type, body, expr.span,
+                      expr.func_span)
+    if isinstance(expr, BinOp):
+        return OpCall(INFIX_OPS[expr.op], (expr.left, expr.right), (), as_dtype, result_type, body,
+                      expr.span, expr.span)
+    if isinstance(expr, Neg):
+        return OpCall("neg", (expr.operand,), (), as_dtype, result_type, body, expr.span, expr.span)
+    return None

@@ -19,7 +19,7 @@ from ..units import BYTE, DIMENSIONLESS, FLOP
 from . import ast
 from .hardware import check_fraction
 
-__all__ = ["resolve_call"]
+__all__ = ["resolve_call", "tensor_arg"]
 
 CUSTOM = OpSpec("custom", (), "custom", sympy.Integer(0))
 _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
@@ -28,9 +28,13 @@ _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
 def resolve_call(r, s: ast.Assign):
     call = s.call
     spec = _op(r, call)
-    inputs = tuple(_tensor_arg(r, a) for a in call.args)
+    args = [tensor_arg(r, a, s.name, numbers_ok=spec.kind == "elementwise") for a in call.args]
+    inputs = tuple(a for a in args if a is not None)
     if spec.kind != "custom":
-        _check_arity(spec, call, inputs)
+        _check_arity(spec, call, args)
+        if not inputs:
+            raise SemanticError(f"'{spec.name}' needs at least one tensor", call.span,
+                                "numbers are computed with `let`")
         node, tensor = _library_call(r, s, spec, inputs)
         return dataclasses.replace(node, options=_kernel_options(r, spec, call.body)), tensor
     return _custom_call(r, s, inputs)
@@ -83,12 +87,24 @@ def _op(r, call: ast.OpCall) -> OpSpec:
     return r.program.ops[call.op]
 
 
-def _tensor_arg(r, arg: ast.Expr) -> Tensor:
+def tensor_arg(r, arg: ast.Expr, base: str, numbers_ok: bool = False):
+    """The tensor an argument stands for: a name, or a nested op expression (a node of its own,
+    named `<base>.<op>`). A number is None where `numbers_ok` (an elementwise op's constant
+    operand, held in a register: `x * 0.5`), else an error."""
+    from .blocks import subexpression
     if not isinstance(arg, ast.Name):
-        raise SemanticError("an operator's arguments must be tensor names", arg.span,
-                            "name the tensor first, e.g. `t = mul(x, y)`, then pass `t`")
+        t = subexpression(r, arg, base)
+        if t is not None:
+            return t
+        if numbers_ok:
+            r.expect(arg, DIMENSIONLESS, "a constant operand")
+            return None
+        raise SemanticError(f"'{arg.span.text}' is a number, not a tensor", arg.span,
+                            "only elementwise ops take a number as an operand (`x * 0.5`)")
     if arg.id not in r.program.tensors:
         if arg.id in r.program.symbols or arg.id in r.program.lets:
+            if numbers_ok:
+                return None
             raise SemanticError(f"'{arg.id}' is a number, not a tensor", arg.span,
                                 "operators take tensors declared with `input`, `weight` or computed by an op")
         raise r.unknown(arg, "tensor", r.program.tensors)
@@ -129,8 +145,10 @@ def _library_call(r, s: ast.Assign, spec: OpSpec, inputs):
             raise SemanticError("a view cannot change the dtype of what it views", call.as_dtype.span)
         dtype = r.dtype(call.as_dtype.id, call.as_dtype.span)
     storage = inputs[0].storage if result.is_view else s.name
-    tensor = Tensor(s.name, dtype, result.shape, "intermediate", s.name_span, storage)
-    node = OpNode(s.name, spec, tuple(t.name for t in inputs), s.name, result.flops, result.dtype, call.span)
+    tensor = Tensor(s.name, dtype, result.shape, "intermediate", s.name_span, storage, r.repeat_path,
+                    result.is_view and inputs[0].partial)
+    node = OpNode(s.name, spec, tuple(t.name for t in inputs), s.name, result.flops, result.dtype, call.span,
+                  scope=r.scope_path, repeat=r.repeat_path)
     return node, tensor
 
 
@@ -144,11 +162,13 @@ def _custom_call(r, s: ast.Assign, inputs):
     tensor = None
     if call.result_type is not None:
         dtype = r.dtype(call.result_type.dtype, call.result_type.dtype_span)
-        tensor = Tensor(s.name, dtype, r.shape(call.result_type), "intermediate", s.name_span, s.name)
+        tensor = Tensor(s.name, dtype, r.shape(call.result_type), "intermediate", s.name_span, s.name,
+                        r.repeat_path)
     math = _math_dtype(r, s, math_opt, inputs, tensor)
     node = OpNode(s.name, CUSTOM, tuple(t.name for t in inputs), tensor.name if tensor else None,
                   opts.get("flops", sympy.Integer(0)), math, call.span,
-                  reads=opts.get("reads"), writes=opts.get("writes"))
+                  reads=opts.get("reads"), writes=opts.get("writes"), scope=r.scope_path,
+                  repeat=r.repeat_path)
     return node, tensor
 
 

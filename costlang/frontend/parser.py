@@ -136,8 +136,9 @@ class _ToAst(Transformer):
         return ast.Name(str(c[0]), self._span(meta))
 
     def func(self, meta, c):
-        args = tuple(a for a in c[1:] if a is not None)
-        return ast.Call(str(c[0]), args, self._span(meta), self._tspan(c[0]))
+        args = [a for a in c[1:] if a is not None]
+        return ast.Call(str(c[0]), tuple(a for a in args if not isinstance(a, ast.Option)),
+                        self._span(meta), self._tspan(c[0]), _options(args))
 
     def _binop(op):  # noqa: N805 - a factory used in the class body
         def build(self, meta, c):
@@ -145,18 +146,34 @@ class _ToAst(Transformer):
         return build
 
     add, sub, mul, div, pow = _binop("+"), _binop("-"), _binop("*"), _binop("/"), _binop("^")
+    matmul_op = _binop("@")
 
     def neg(self, meta, c):
         return ast.Neg(c[0], self._span(meta))
 
     # statements
     def import_stmt(self, meta, c):
-        tok = c[0]
+        tok, args, alias = c
         is_path = tok.type == "STRING"
-        return ast.Import(str(tok)[1:-1] if is_path else str(tok), is_path, self._span(meta))
+        return ast.Import(str(tok)[1:-1] if is_path else str(tok), is_path, self._span(meta),
+                          args or (), alias)
+
+    def import_args(self, meta, c):
+        return c[0]
+
+    def import_alias(self, meta, c):
+        return ast.Name(self._plain(c[0]), self._tspan(c[0]))
+
+    def _plain(self, tok: Token, span: Span = None) -> str:
+        """A name being defined: plain, since a dotted name refers into a namespace."""
+        if "." in tok:
+            raise CostSyntaxError(f"'{tok}' cannot be defined: a dotted name refers to a name inside "
+                                  "a block instance or an imported namespace", span or self._tspan(tok),
+                                  f"pick a plain name such as '{str(tok).replace('.', '_')}'")
+        return str(tok)
 
     def binding(self, meta, c):
-        return (str(c[0]), c[1], self._span(meta))
+        return (self._plain(c[0]), c[1], self._span(meta))
 
     def _bindings(kind):  # noqa: N805
         def build(self, meta, c):
@@ -166,7 +183,7 @@ class _ToAst(Transformer):
     dim_stmt, param_stmt = _bindings("dim"), _bindings("param")
 
     def dtype_stmt(self, meta, c):
-        return ast.DtypeDef(str(c[0]), c[1], self._span(meta))
+        return ast.DtypeDef(self._plain(c[0]), c[1], self._span(meta))
 
     def role(self, meta, c):
         return str(c[0])
@@ -176,28 +193,66 @@ class _ToAst(Transformer):
         return ast.TensorType(str(c[0]), dims, self._span(meta), self._tspan(c[0]))
 
     def tensor_stmt(self, meta, c):
-        return ast.TensorDecl(c[0], str(c[1]), c[2], self._span(meta))
+        return ast.TensorDecl(c[0], self._plain(c[1]), c[2], self._span(meta))
 
     def keyword_arg(self, meta, c):
         return ast.Option(str(c[0]), c[1], self._span(meta))
 
     def call(self, meta, c):
-        op, *rest = c
-        as_dtype, result_type, body = rest[-3:]
-        args = [a for a in rest[:-3] if a is not None]
-        return ast.OpCall(str(op), tuple(a for a in args if not isinstance(a, ast.Option)),
-                          _options(args),
-                          ast.Name(str(as_dtype), self._tspan(as_dtype)) if as_dtype else None,
-                          result_type, body or (), self._span(meta), self._tspan(op))
+        expr, as_dtype, result_type, body = c
+        call = ast.as_op_call(expr, ast.Name(str(as_dtype), self._tspan(as_dtype)) if as_dtype else None,
+                              result_type, body or ())
+        if call is None:
+            raise CostSyntaxError("the right-hand side of an assignment must apply an operator or a "
+                                  "block", expr.span, "e.g. `y = relu(x)`, `y = x @ W + b`, `y = copy(x)`")
+        return call
+
+    def repeat_call(self, meta, c):
+        count, block, *rest = c
+        args = [a for a in rest if a is not None]
+        call = ast.OpCall(str(block), tuple(a for a in args if not isinstance(a, ast.Option)),
+                          _options(args), None, None, (), self._span(meta), self._tspan(block))
+        return ast.RepeatCall(count, call, self._span(meta))
+
+    def names(self, meta, c):
+        return [ast.Name(str(t), self._tspan(t)) for t in c]
+
+    def _assign(self, meta, c, is_output):
+        targets = tuple(ast.Name(self._plain(n.id, n.span), n.span) for n in c[0])
+        first = targets[0]
+        return ast.Assign(first.id, c[1], is_output, self._span(meta), first.span,
+                          targets if len(targets) > 1 else ())
 
     def assign_stmt(self, meta, c):
-        return ast.Assign(str(c[0]), c[1], False, self._span(meta), self._tspan(c[0]))
+        return self._assign(meta, c, False)
 
     def output_assign(self, meta, c):
-        return ast.Assign(str(c[0]), c[1], True, self._span(meta), self._tspan(c[0]))
+        return self._assign(meta, c, True)
 
     def output_stmt(self, meta, c):
-        return ast.OutputMark(tuple(ast.Name(str(t), self._tspan(t)) for t in c), self._span(meta))
+        return ast.OutputMark(tuple(c[0]), self._span(meta))
+
+    # blocks
+    def param_kind(self, meta, c):
+        return str(c[0])
+
+    def block_param(self, meta, c):
+        name, kind, default = c
+        if isinstance(kind, ast.TensorType):
+            return ast.BlockParam(self._plain(name), "tensor", kind, default, self._span(meta))
+        return ast.BlockParam(self._plain(name), kind, None, default, self._span(meta))
+
+    def return_stmt(self, meta, c):
+        return ast.Return(tuple(c), self._span(meta))
+
+    def block_def(self, meta, c):
+        name, *rest = c
+        params = tuple(p for p in rest if isinstance(p, ast.BlockParam))
+        body = []
+        for item in rest:
+            if not isinstance(item, ast.BlockParam) and item is not None:
+                body.extend(item if isinstance(item, list) else [item])
+        return ast.BlockDef(self._plain(name), params, tuple(body), self._span(meta))
 
     def option(self, meta, c):
         return ast.Option(str(c[0]), c[1], self._span(meta))
@@ -210,7 +265,7 @@ class _ToAst(Transformer):
         # The kind is the last bare NAME token; params come before it.
         name_tokens = [t for t in c[1:] if isinstance(t, Token)]
         kind = name_tokens[-1]
-        return ast.OpDef(str(c[0]), params[:-1], ast.Name(str(kind), self._tspan(kind)),
+        return ast.OpDef(self._plain(c[0]), params[:-1], ast.Name(str(kind), self._tspan(kind)),
                          _options(c), self._span(meta))
 
     def peak_item(self, meta, c):
@@ -233,7 +288,7 @@ class _ToAst(Transformer):
     def hardware_def(self, meta, c):
         name, base, *items = c
         return ast.HardwareDef(
-            str(name), ast.Name(str(base), self._tspan(base)) if base else None,
+            self._plain(name), ast.Name(str(base), self._tspan(base)) if base else None,
             tuple(i for i in items if isinstance(i, ast.PeakDef)),
             tuple(i for i in items if isinstance(i, ast.MemoryDef)),
             _options(items), self._span(meta),
@@ -243,7 +298,7 @@ class _ToAst(Transformer):
         return ast.Use(ast.Name(str(c[-1]), self._tspan(c[-1])), self._span(meta))
 
     def let_stmt(self, meta, c):
-        return ast.Let(str(c[0]), c[1], self._span(meta))
+        return ast.Let(self._plain(c[0]), c[1], self._span(meta))
 
     def query_stmt(self, meta, c):
         label, value = c
@@ -285,7 +340,7 @@ class _ToAst(Transformer):
         return words[1] if len(words) > 1 else line
 
     def scenario_stmt(self, meta, c):
-        return ast.Scenario(str(c[0]), _options(c[1:]), self._span(meta))
+        return ast.Scenario(self._plain(c[0]), _options(c[1:]), self._span(meta))
 
     def compare_stmt(self, meta, c):
         return ast.Compare(tuple(ast.Name(str(t), self._tspan(t)) for t in c), self._span(meta))

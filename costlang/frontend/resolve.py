@@ -61,6 +61,10 @@ class _Resolver:
         self.let_values: dict[str, Value] = {}  # lets type-checked so far: each is evaluated once
         self.placeholders: dict[tuple, sympy.Dummy] = {}  # result functions while type-checking
         self.static = _StaticScope(self)
+        self.scope_path = ""                 # the block instance being resolved ("" at the top)
+        self.repeat_path: tuple[str, ...] = ()  # the repeats around it
+        self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
+        self.expr_base = ""                  # the target that sub-expressions are named after
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
@@ -153,17 +157,18 @@ class _Resolver:
         self.define("value", s.name, s.span)
         dtype = self.dtype(s.type.dtype, s.type.dtype_span)
         shape = self.shape(s.type)
-        self.program.tensors[s.name] = Tensor(s.name, dtype, shape, s.role, s.span, s.name)
+        self.program.tensors[s.name] = Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path)
 
     def stmt_Assign(self, s: ast.Assign, path) -> None:
-        self.define("value", s.name, s.name_span)
-        from .calls import resolve_call  # the op-call rules live in their own module
-        node, tensor = resolve_call(self, s)
-        if tensor is not None:
-            self.program.tensors[tensor.name] = tensor
-        self.program.nodes[node.name] = node
-        if s.is_output:
-            self.program.outputs.add(s.name)
+        from .blocks import assign  # ops, tensor expressions, block calls and repeats
+        assign(self, s)
+
+    def stmt_BlockDef(self, s: ast.BlockDef, path) -> None:
+        from .blocks import define_block
+        define_block(self, s)
+
+    def stmt_Return(self, s: ast.Return, path) -> None:
+        raise SemanticError("`return` belongs inside a block", s.span)
 
     def stmt_OutputMark(self, s: ast.OutputMark, path) -> None:
         for n in s.names:

@@ -26,11 +26,11 @@ _WORDS = {
     "NAME": "a name", "NUMBER": "a number", "UNIT": "a unit such as GB or TFLOP/s",
     "STRING": "a quoted string", "_NL": "end of line", "$END": "end of file", "_POW": "'^'",
 }
-_OPERATORS = ("+", "-", "*", "/", "^")
+_OPERATORS = ("+", "-", "*", "/", "@", "^")
 _COMPARISONS = ("<", "<=", ">", ">=")
 _STATEMENT_KEYWORDS = frozenset({
     "import", "dim", "param", "dtype", "input", "weight", "output", "op", "hardware", "use", "let",
-    "query", "measure", "fusion", "solve", "scenario", "compare"})
+    "query", "measure", "fusion", "solve", "scenario", "compare", "block", "cache", "return"})
 _ORDER = ("'", "a name", "a number", "a unit", "a quoted", "an operator", "a comparison",
           "a statement", "end of line", "end of file")
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -84,7 +84,7 @@ def _bad_character(e: UnexpectedCharacters, source: Source, words: "_Words") -> 
     if char == "'":
         hint = "quoted strings use double quotes: \"...\""
     elif char in _FOREIGN_SYMBOLS:
-        hint = f"costlang has no '{char}': its operators are + - * / ^ and comments start with #"
+        hint = f"costlang has no '{char}': its operators are + - * / @ ^ and comments start with #"
     elif unicodedata.category(char) in ("Zs", "Cf") or char == "\ufeff":
         hint = f"{unicodedata.name(char, 'an invisible character').lower()} is not a space costlang " \
                "accepts; replace it with an ordinary space"

@@ -56,12 +56,19 @@ def _name(node: ast.Name, scope) -> Value:
     return scope.name(node)
 
 
+def _const(node: ast.Const, scope) -> Value:
+    return Value(node.value, node.unit)
+
+
 def _neg(node: ast.Neg, scope) -> Value:
     v = evaluate(node.operand, scope)
     return Value(-v.expr, v.unit)
 
 
 def _binop(node: ast.BinOp, scope) -> Value:
+    if node.op == "@":
+        raise SemanticError("'@' multiplies matrices (tensors); numbers multiply with '*'", node.span,
+                            "write `a * b`")
     left, right = evaluate(node.left, scope), evaluate(node.right, scope)
     if node.op == "^":  # the size guard needs the values of bound symbols (`2^(2^N)`, N = 100)
         return _pow(node, left, right, getattr(scope, "bindings", None) or {})
@@ -152,6 +159,9 @@ _BINOPS: dict[str, Callable] = {"+": _add_sub(1), "-": _add_sub(-1), "*": _mul, 
 
 
 def _call(node: ast.Call, scope) -> Value:
+    if node.kwargs:
+        raise SemanticError(f"{node.func}() takes no keyword arguments here", node.kwargs[0].span,
+                            "`name = value` arguments are for operators and blocks applied to tensors")
     if node.func in MATH_FUNCTIONS:
         args = [evaluate(a, scope) for a in node.args]
         value = MATH_FUNCTIONS[node.func](node, args)
@@ -204,7 +214,7 @@ MATH_FUNCTIONS: dict[str, Callable] = {
 }
 
 _EVAL = {ast.Num: _num, ast.Quantity: _quantity, ast.Name: _name, ast.Neg: _neg,
-         ast.BinOp: _binop, ast.Call: _call}
+         ast.BinOp: _binop, ast.Call: _call, ast.Const: _const}
 
 
 def _is_zero(e: sympy.Expr) -> bool:

@@ -16,10 +16,12 @@ from ..units import Unit
 from ..frontend import ast
 
 __all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
-           "Measurement", "Program", "FUSION_MODES", "ROLES"]
+           "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
 
 FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
-ROLES = ("input", "weight", "intermediate", "output")
+ROLES = ("input", "weight", "cache", "intermediate", "output")
+#: roles whose tensors stay in memory for the whole program (counted × their repeat count)
+RESIDENT_ROLES = ("weight", "cache")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class Tensor:
     role: str
     span: Span
     storage: str  # the tensor whose memory this one is (itself unless it is a view)
+    repeat: tuple[str, ...] = ()  # the repeats (innermost last) whose body declares it
+    partial: bool = False  # a view of part of its storage (slice, split): readers read only this part
 
     @property
     def numel(self) -> sympy.Expr:
@@ -87,6 +91,10 @@ class OpNode:
     writes: Optional[sympy.Expr] = None
     #: `{ ... }` options of the call: tiling (bm, bn, bk), access pattern (stride), efficiency_KEY
     options: tuple[tuple[str, sympy.Expr], ...] = ()
+    scope: str = ""                      # the block instance it belongs to ("" at the top level)
+    repeat: tuple[str, ...] = ()         # the repeats (innermost last) whose body it is in
+    #: inputs read only in part (a gather reads only the gathered rows): tensor → bytes read
+    partial_reads: tuple[tuple[str, sympy.Expr], ...] = ()
 
     def option(self, key: str):
         return dict(self.options).get(key)
@@ -171,6 +179,24 @@ class Measurement:
     span: Span
 
 
+@dataclass(frozen=True)
+class Instance:
+    """One call of a block: its name (the prefix of everything it defines) and the block called."""
+    name: str
+    block: str
+    span: Span
+    repeat: tuple[str, ...] = ()  # the repeats it is inside (its own name last for a repeat's body)
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """`name = repeat(count) block(...)`: the body is instantiated once and runs `count` times."""
+    name: str
+    count: sympy.Expr
+    span: Span
+    outer: tuple[str, ...] = ()  # enclosing repeats
+
+
 @dataclass
 class Program:
     """Everything a file (with its imports and the prelude) defines, in definition order."""
@@ -197,6 +223,14 @@ class Program:
     compares: list[ast.Compare] = field(default_factory=list)
     #: what-if settings applied to the file as written (`--set`, a scenario), as their text
     settings: tuple[str, ...] = ()
+    #: blocks (their definitions), block calls and repeats (frontend.blocks)
+    blocks: dict[str, ast.BlockDef] = field(default_factory=dict)
+    instances: dict[str, Instance] = field(default_factory=dict)
+    repeats: dict[str, Repeat] = field(default_factory=dict)
+
+    def count(self, repeat: tuple[str, ...]) -> sympy.Expr:
+        """How many times a body inside these repeats runs: the product of their counts."""
+        return sympy.Mul(*[self.repeats[r].count for r in repeat]) if repeat else sympy.Integer(1)
 
     def add_symbol(self, s: SymbolDef) -> None:
         self.symbols[s.name] = s

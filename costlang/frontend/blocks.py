@@ -1,0 +1,343 @@
+"""Blocks, tensor expressions and repetition: assignments → op nodes, block instances, repeats.
+
+Input: an `ast.Assign` (its names already global) and the resolver. Output: nodes and tensors
+added to the program. A block call binds the block's parameters (tensors, sizes, dtypes; shapes
+checked and shape variables inferred at the call), renames its body (`h` → `y.h`, the returned
+locals → the call's targets) and resolves the body's statements as ordinary ones, so its ops are
+ordinary nodes. `repeat(L) block(...)` instantiates the body once and records the count: the
+analysis multiplies, nothing is unrolled. Sub-expressions (`x @ W + b`) become nodes named
+`<target>.<op>`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..errors import CostlangError, SemanticError, ShapeError, did_you_mean
+from ..ir.kinds import same_dim, shape_text
+from ..ir.program import Instance, Repeat, Tensor
+from ..units import DIMENSIONLESS
+from . import ast
+from .rename import block_locals, rename
+
+__all__ = ["assign", "define_block", "subexpression"]
+
+
+def define_block(r, s: ast.BlockDef) -> None:
+    r.define("block", s.name, s.span)
+    seen = set()
+    for p in s.params:
+        if p.name in seen:
+            raise SemanticError(f"block '{s.name}' has two parameters named '{p.name}'", p.span)
+        seen.add(p.name)
+        if p.kind in ("tensor", "dtype") and p.default is not None:
+            raise SemanticError(f"only size parameters take a default; '{p.name}' is a {p.kind}",
+                                p.default.span)
+    returns = [i for i, st in enumerate(s.body) if isinstance(st, ast.Return)]
+    if not returns:
+        raise SemanticError(f"block '{s.name}' returns nothing", s.span,
+                            "end its body with `return y` (or `return a, b`)")
+    if len(returns) > 1 or returns[0] != len(s.body) - 1:
+        raise SemanticError("`return` must be the last statement of a block, and the only one",
+                            s.body[returns[-1] if len(returns) > 1 else returns[0]].span)
+    for st in s.body:
+        if isinstance(st, ast.TensorDecl) and st.role == "input":
+            raise SemanticError("a block takes its inputs as parameters", st.span,
+                                f"add `{st.name}: {st.type.span.text}` to the parameters of '{s.name}'")
+        if isinstance(st, ast.Binding) and st.value is None:
+            raise SemanticError(f"a {st.kind} inside a block needs a value (a new symbol would be "
+                                "one per call)", st.span, f"declare `{st.kind} {st.name}` outside the block")
+    r.program.blocks[s.name] = s
+
+
+def assign(r, s: ast.Assign) -> None:
+    """Resolve `targets = rhs`: an op, a block call, a repeat, or a tensor expression."""
+    targets = tuple(t.id for t in s.target_names)
+    call = s.call
+    outer_base, r.expr_base = r.expr_base, targets[0]  # sub-expressions are named after it
+    try:
+        if isinstance(call, ast.RepeatCall):
+            _repeat(r, s, targets)
+        elif call.op in r.program.blocks:
+            call_block(r, call, targets, targets[0])
+        else:
+            if len(targets) > 1:
+                raise SemanticError(f"'{call.op}' gives one tensor, not {len(targets)}", s.span,
+                                    "only blocks and split give several tensors")
+            add_op(r, s)
+    finally:
+        r.expr_base = outer_base
+    if s.is_output:
+        r.program.outputs.update(targets)
+
+
+def add_op(r, s: ast.Assign) -> Tensor:
+    """One op node (nested operands first, each a node of its own) and the tensor it computes."""
+    from .calls import resolve_call
+    if s.call.op not in r.program.blocks and s.call.op != "custom":
+        s = dataclasses.replace(s, call=_flatten(r, s.call))
+    r.define("value", s.name, s.name_span)
+    node, tensor = resolve_call(r, s)
+    if tensor is not None:
+        r.program.tensors[tensor.name] = tensor
+    r.program.nodes[node.name] = node
+    return tensor
+
+
+def fresh_name(r, base: str, what: str) -> str:
+    """A new global name `<base>.<what>`, `<base>.<what>_2`, ... for a sub-expression or instance."""
+    name, k = f"{base}.{what}", 1
+    while ("value", name) in r.origin:
+        k += 1
+        name = f"{base}.{what}_{k}"
+    return name
+
+
+def _flatten(r, call: ast.OpCall) -> ast.OpCall:
+    """The call with its nested tensor operands resolved first (in source order) and named."""
+    args = []
+    for a in call.args:
+        t = subexpression(r, a, r.expr_base) if not isinstance(a, ast.Name) else None
+        args.append(ast.Name(t.name, a.span) if t is not None else a)
+    return dataclasses.replace(call, args=tuple(args))
+
+
+def subexpression(r, expr: ast.Expr, base: str):
+    """The tensor a nested op expression computes (a node of its own), or None for a number."""
+    call = ast.as_op_call(expr)
+    if call is None or not _mentions_tensor(r, expr):
+        return None
+    if call.op not in r.program.blocks and call.op != "custom":
+        call = _flatten(r, call)
+    name = fresh_name(r, base, call.op)
+    if call.op in r.program.blocks:
+        out = call_block(r, call, (name,), name)
+        if len(out) != 1:
+            raise SemanticError(f"block '{call.op}' returns {len(out)} tensors; inside an expression "
+                                "a block must return one", expr.span,
+                                f"assign its results first: `a, b = {call.op}(...)`")
+        return out[0]
+    return add_op(r, ast.Assign(name, call, False, expr.span, expr.span))
+
+
+def _mentions_tensor(r, expr) -> bool:
+    if isinstance(expr, ast.Name):
+        return expr.id in r.program.tensors
+    if isinstance(expr, ast.Call):
+        return (expr.func in r.program.ops or expr.func in r.program.blocks or expr.func == "custom"
+                or any(_mentions_tensor(r, a) for a in expr.args))
+    if isinstance(expr, ast.BinOp):
+        return _mentions_tensor(r, expr.left) or _mentions_tensor(r, expr.right)
+    if isinstance(expr, ast.Neg):
+        return _mentions_tensor(r, expr.operand)
+    return False
+
+
+# --- block calls ------------------------------------------------------------------------------
+
+@dataclass
+class _Binding:
+    """What a call binds: tensor params → tensors, sizes → values, dtype params → dtypes."""
+    tensors: dict
+    sizes: dict
+    dtypes: dict
+
+
+def call_block(r, call: ast.OpCall, targets: tuple[str, ...], instance: str) -> list[Tensor]:
+    """Instantiate block `call.op` as `instance`; its returns are named `targets`."""
+    return _instantiate(r, call, targets, instance)[0]
+
+
+def _instantiate(r, call, targets, instance):
+    block = r.program.blocks[call.op]
+    if block.name in r.block_stack:
+        chain = " → ".join(r.block_stack[r.block_stack.index(block.name):] + [block.name])
+        raise SemanticError(f"block '{block.name}' calls itself ({chain}); a block cannot be recursive",
+                            call.span, "repeat a block with `repeat(N) block(...)` instead")
+    returns = block.body[-1].values
+    if len(returns) != len(targets):
+        raise SemanticError(f"block '{block.name}' returns {len(returns)} tensor{'s' * (len(returns) != 1)}"
+                            f", not {len(targets)}", call.span,
+                            f"assign {len(returns)} name{'s' * (len(returns) != 1)}: "
+                            + ", ".join(f"t{i + 1}" for i in range(len(returns))) + f" = {block.name}(...)")
+    bound = _bind(r, block, call, instance)
+    table = _table(block, bound, targets, instance)
+    r.program.instances[instance] = Instance(instance, block.name, call.span, r.repeat_path)
+    outer_scope = r.scope_path
+    r.block_stack.append(block.name)
+    r.scope_path = instance
+    try:
+        out = _run_body(r, block, table, targets, call)
+    except CostlangError as e:
+        if e.span is not None and e.span.file == call.span.file and e.span.line == call.span.line:
+            raise
+        e.hint = ((e.hint + "; ") if e.hint else "") + f"in block '{block.name}' called at {call.span}"
+        raise
+    finally:
+        r.block_stack.pop()
+        r.scope_path = outer_scope
+    return out, bound
+
+
+def _run_body(r, block, table, targets, call) -> list[Tensor]:
+    for original in block.body[:-1]:
+        st = rename(original, table)
+        if isinstance(st, ast.Binding):
+            what = f"the value of {st.kind} '{original.name}'"
+            table[original.name] = ast.Const(r.expect(st.value, DIMENSIONLESS, what).expr, DIMENSIONLESS,
+                                             st.span)
+        elif isinstance(st, ast.TensorDecl):
+            r.stmt_TensorDecl(st, None)
+        else:
+            assign(r, st)
+    out = []
+    for target, expr in zip(targets, rename(block.body[-1].values, table)):
+        if isinstance(expr, ast.Name):
+            if expr.id != target:
+                raise SemanticError(f"block '{block.name}' returns '{expr.id}' unchanged", expr.span,
+                                    "return something the block computes or declares")
+            out.append(r.program.tensors[target])
+            continue
+        op = ast.as_op_call(expr)
+        if op is None:
+            raise SemanticError("a block returns tensors, not numbers", expr.span)
+        if op.op in r.program.blocks:
+            out.extend(call_block(r, op, (target,), target))
+        else:
+            out.append(add_op(r, ast.Assign(target, op, False, expr.span, expr.span)))
+    return out
+
+
+def _table(block, bound: _Binding, targets, instance) -> dict:
+    table = {name: f"{instance}.{name}" for name in block_locals(block)}
+    for name, value in bound.sizes.items():
+        table[name] = ast.Const(value, DIMENSIONLESS, block.span)
+    for name, dtype in bound.dtypes.items():
+        table[name] = dtype.name
+    for name, tensor in bound.tensors.items():
+        table[name] = tensor.name
+    for target, expr in zip(targets, block.body[-1].values):
+        if isinstance(expr, ast.Name) and expr.id in table and expr.id not in bound.tensors:
+            table[expr.id] = target  # a returned local takes the call's name
+    return table
+
+
+def _bind(r, block: ast.BlockDef, call: ast.OpCall, instance: str) -> _Binding:
+    params = {p.name: p for p in block.params}
+    given: dict[str, ast.Expr] = {}
+    if len(call.args) > len(block.params):
+        raise SemanticError(f"block '{block.name}' takes {len(block.params)} argument"
+                            f"{'s' * (len(block.params) != 1)} ({', '.join(params)}), not {len(call.args)}",
+                            call.span)
+    for p, arg in zip(block.params, call.args):
+        given[p.name] = arg
+    for kw in call.kwargs:
+        if kw.name not in params:
+            raise SemanticError(f"block '{block.name}' has no parameter '{kw.name}'", kw.span,
+                                did_you_mean(kw.name, params) or f"its parameters: {', '.join(params)}")
+        if kw.name in given:
+            raise SemanticError(f"'{kw.name}' is given twice", kw.span)
+        given[kw.name] = kw.value
+    b = _Binding({}, {}, {})
+    for p in block.params:
+        if p.name not in given:
+            continue
+        arg = given[p.name]
+        if p.kind == "tensor":
+            b.tensors[p.name] = _tensor_argument(r, arg, instance, block, p)
+        elif p.kind == "dtype":
+            if not isinstance(arg, ast.Name):
+                raise SemanticError(f"'{p.name}' of block '{block.name}' is a dtype", arg.span)
+            b.dtypes[p.name] = r.dtype(arg.id, arg.span)
+        else:
+            b.sizes[p.name] = r.expect(arg, DIMENSIONLESS, f"'{p.name}' of block '{block.name}'").expr
+    for p in block.params:
+        if p.kind == "tensor" and p.name in b.tensors:
+            _unify(r, block, p, b.tensors[p.name], b, given[p.name])
+    for p in block.params:
+        if p.name in given or p.name in b.sizes or p.name in b.dtypes:
+            continue
+        if p.kind in ("dim", "param") and p.default is not None:
+            table = {k: ast.Const(v, DIMENSIONLESS, p.span) for k, v in b.sizes.items()}
+            b.sizes[p.name] = r.expect(rename(p.default, table), DIMENSIONLESS, f"the default of '{p.name}'").expr
+            continue
+        raise SemanticError(f"block '{block.name}' needs an argument for '{p.name}'", call.span,
+                            f"pass it, e.g. `{block.name}(..., {p.name} = ...)`")
+    return b
+
+
+def _tensor_argument(r, arg, instance, block, p) -> Tensor:
+    from .calls import tensor_arg
+    t = tensor_arg(r, arg, instance)
+    if t is None:
+        raise SemanticError(f"'{p.name}' of block '{block.name}' is a tensor, not a number", arg.span)
+    return t
+
+
+def _unify(r, block, p: ast.BlockParam, t: Tensor, b: _Binding, arg: ast.Expr) -> None:
+    """Check an argument against `p: dtype[dims]`, binding dtype params and shape variables."""
+    want = p.type
+    expected = f"{want.dtype}{shape_text([d.span.text for d in want.dims])}"
+    if want.dtype in b.dtypes or any(q.name == want.dtype and q.kind == "dtype" for q in block.params):
+        dtype = b.dtypes.setdefault(want.dtype, t.dtype)
+    else:
+        dtype = r.dtype(want.dtype, want.dtype_span)
+    mismatch = ShapeError(f"block '{block.name}': argument '{p.name}' is {t.dtype.name}{shape_text(t.shape)}, "
+                          f"the block expects {expected}", arg.span,
+                          f"'{p.name}' is declared at {p.span}")
+    if dtype.name != t.dtype.name or len(want.dims) != len(t.shape):
+        raise mismatch
+    for d, actual in zip(want.dims, t.shape):
+        if isinstance(d, ast.Name) and _is_shape_variable(r, block, d.id) and d.id not in b.sizes:
+            b.sizes[d.id] = actual
+            continue
+        table = {k: ast.Const(v, DIMENSIONLESS, d.span) for k, v in b.sizes.items()}
+        value = r.expect(rename(d, table), DIMENSIONLESS, "a dimension").expr
+        if not same_dim(value, actual, r.program.bindings, arg.span):
+            mismatch.hint = f"{d.span.text} = {value}, but the argument has {actual} there"
+            raise mismatch
+
+
+def _is_shape_variable(r, block, name: str) -> bool:
+    """A size parameter, or a name in a tensor parameter's shape that nothing outside defines."""
+    if any(q.name == name and q.kind in ("dim", "param") for q in block.params):
+        return True
+    if any(q.name == name for q in block.params):
+        return False
+    return name not in r.program.symbols and name not in r.program.lets
+
+
+# --- repetition --------------------------------------------------------------------------------
+
+def _repeat(r, s: ast.Assign, targets) -> None:
+    rc = s.call
+    call = rc.call
+    if call.op not in r.program.blocks:
+        raise SemanticError(f"repeat applies a block; '{call.op}' is not one", call.op_span,
+                            f"wrap it: `block step(x: ...) {{ return {call.op}(x) }}`")
+    count = r.expect(rc.count, DIMENSIONLESS, "a repeat count").expr
+    bound = count.xreplace(r.program.bindings)
+    if bound.is_number and not (bound.is_integer and bound.is_positive):
+        raise SemanticError(f"a repeat count must be a positive whole number, not {bound}", rc.count.span)
+    name = targets[0]
+    r.program.repeats[name] = Repeat(name, count, rc.span, r.repeat_path)
+    outer = r.repeat_path
+    r.repeat_path = outer + (name,)
+    try:
+        out, bound_args = _instantiate(r, call, targets, name)
+    finally:
+        r.repeat_path = outer
+    block = r.program.blocks[call.op]
+    carried = [p for p in block.params if p.kind == "tensor"]
+    if len(out) > len(carried):
+        raise SemanticError(f"block '{block.name}' returns {len(out)} tensors but takes "
+                            f"{len(carried)}: a repeated body's outputs feed its first inputs", rc.span)
+    for t, p in zip(out, carried):
+        x = bound_args.tensors[p.name]
+        same = (t.dtype.name == x.dtype.name and len(t.shape) == len(x.shape)
+                and all(same_dim(a, c, r.program.bindings, rc.span) for a, c in zip(t.shape, x.shape)))
+        if not same:
+            raise ShapeError(f"a repeated body's output must match its input: '{block.name}' returns "
+                             f"{t.dtype.name}{shape_text(t.shape)} for '{p.name}', which is "
+                             f"{x.dtype.name}{shape_text(x.shape)}", rc.span,
+                             "each iteration's output feeds the next iteration's input")
