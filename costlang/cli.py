@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--hardware", help="analyse on another hardware preset")
     run.add_argument("--compare-fusion", action="store_true",
                      help="also show the program unfused next to the chosen fusion mode, with ratios")
+    run.add_argument("--instances", action="store_true",
+                     help="list every instance of every repeated block (its count must be bound)")
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
     from .derive_cli import add_parsers
@@ -94,7 +96,7 @@ def _run(args) -> str:
         from .printers.json import to_json
         return to_json(analysis, comparison)
     from .printers.text import report
-    return report(analysis, comparison)
+    return report(analysis, comparison, instances=args.instances)
 
 
 def _check(args) -> str:

@@ -107,6 +107,8 @@ class _QueryScope:
 
     def call(self, node: ast.Call) -> Value:
         f = node.func
+        if f == "weight_bytes":
+            return Value(self._weight_bytes(node), BYTE)
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
@@ -139,6 +141,22 @@ class _QueryScope:
                                 node.span, "write `query bound(C)`")
         return self._program_figure(node)
 
+    def _weight_bytes(self, node: ast.Call) -> sympy.Expr:
+        """Weights and caches of the program, of a block instance or repeat, or of one tensor."""
+        from .composition import weight_bytes
+        p = self.a.program
+        if not node.args:
+            return weight_bytes(self.a)
+        arg = node.args[0]
+        if len(node.args) == 1 and isinstance(arg, ast.Name):
+            if arg.id in p.instances:
+                return weight_bytes(self.a, arg.id)
+            t = p.tensors.get(arg.id)
+            if t is not None and t.role in ("weight", "cache"):
+                return t.bytes * p.count(t.repeat)
+        raise SemanticError("weight_bytes() takes a block instance, a repeat, a weight or a cache "
+                            "(or nothing, for the whole program)", node.span)
+
     def verdict(self, node: ast.Call) -> Verdict:
         return self._target(node, allow_none=True).bound
 
@@ -146,7 +164,8 @@ class _QueryScope:
         f, a = node.func, self.a
         if f == "launches":
             self._no_args(node)
-            return Value(sympy.Integer(a.totals.launches), DIMENSIONLESS)
+            n = a.totals.launches  # an int, or a count × L
+            return Value(sympy.Integer(n) if isinstance(n, int) else n, DIMENSIONLESS)
         if f == "footprint":
             self._no_args(node)
             return Value(a.footprint.bytes, BYTE)
@@ -198,6 +217,9 @@ class _QueryScope:
         arg = node.args[0]
         name = arg.id
         p = self.a.program
+        if name in p.instances:  # a block call or repeat: all of its kernels, × their counts
+            from .composition import instance_totals
+            return instance_totals(self.a, name)
         if name not in p.nodes:
             producer = p.producer(name) if name in p.tensors else None
             if producer is None:

@@ -17,7 +17,8 @@ from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
-from .costs import KernelCost, Traffic, role_of
+from .costs import KernelCost
+from .footprint import Footprint, footprint
 from .memo import smax, smin
 from .shared import bindings_key, decide_bound, structure
 from .levels import binding_level, check_kernel_factors, factor, level_times
@@ -49,6 +50,10 @@ class KernelResult:
     level: Optional[str] = None
     #: the factors applied (None: 1): compute (or matrix/vector) and the main level's bandwidth
     compute_efficiency: Optional[object] = None
+    #: how many times the kernel runs: 1, or the product of the counts of the repeats around it;
+    #: the figures above are per run, totals add count × figure
+    count: sympy.Expr = sympy.Integer(1)
+    repeat: tuple[str, ...] = ()  # the repeats (innermost last) whose body the kernel is in
 
     @property
     def algorithmic_bytes(self):
@@ -83,15 +88,8 @@ class Totals:
     t_memory: sympy.Expr
     t_launch: sympy.Expr
     t_kernel: sympy.Expr
-    launches: int
+    launches: int  # an int, or a sympy expression when a repeat has a symbolic count
     bound: Verdict
-
-
-@dataclass(frozen=True)
-class Footprint:
-    bytes: sympy.Expr
-    capacity: Optional[sympy.Expr]
-    tensors: tuple[Traffic, ...]
 
 
 @dataclass
@@ -163,7 +161,7 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     bkey = bindings_key(bindings)
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey) for k, cost in zip(kernels, costs))
     analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings, program.main_span),
-                        _footprint(program, hw, kernels, outputs), bindings)
+                        footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
     analysis.queries = answer_queries(analysis)
     from .solve import answer_solves
@@ -179,12 +177,13 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
         _kernel_figures(program, hw, k, cost)
     binding = binding_level(levels, main.level, bindings)
     t_memory = binding.t_memory
+    repeat = program.nodes[k.ops[0]].repeat
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
         intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(t_compute, t_memory),
         attainable, attainable / peak,
         decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, program.nodes[k.ops[0]].span),
-        levels, binding.level if len(levels) > 1 else None, ce)
+        levels, binding.level if len(levels) > 1 else None, ce, program.count(repeat), repeat)
 
 
 _FIGURES: dict = {}
@@ -259,15 +258,17 @@ def _ratio(a, b):
 
 
 def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
-    add = lambda attr: sympy.Add(*[getattr(k, attr) for k in kernels])  # noqa: E731
+    """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
+    add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in kernels])  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
-    launches = len(kernels)
+    launches = sympy.Add(*[k.count for k in kernels])
+    launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw)
-    busy = sympy.Add(*[smax(k.t_compute, k.t_memory) for k in kernels])
+    busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory) for k in kernels])
     verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
-    if launches and (t_launch - busy).xreplace(bindings).is_positive:
+    if kernels and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, verdict)
@@ -284,18 +285,3 @@ def _program_istar(flops, t_compute, hw: Hardware):
     eff = hw.efficiency(hw.main_memory.name)
     istar = flops / (hw.bandwidth * (eff.value if eff else 1) * t_compute)
     return sympy.cancel(istar) if istar.free_symbols else istar
-
-
-def _footprint(program: Program, hw: Hardware, kernels, outputs) -> Footprint:
-    """Bytes resident: inputs, weights and every tensor some kernel writes to memory."""
-    consumers = consumers_of_storage(program)
-    written = set()
-    for k in kernels:
-        for n in k.ops:
-            out = program.nodes[n].output
-            if out and (out in outputs or consumers.get(out, set()) - set(k.ops)):
-                written.add(out)
-    tensors = tuple(Traffic(t.name, role_of(program, t.name, outputs), t.bytes)
-                    for t in program.tensors.values()
-                    if t.storage == t.name and (t.role in ("input", "weight") or t.name in written))
-    return Footprint(sympy.Add(*[t.bytes for t in tensors]), hw.capacity, tensors)

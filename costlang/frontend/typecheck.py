@@ -27,6 +27,7 @@ KERNEL_FUNCTIONS = {
     "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
     "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
     "algorithmic_bytes": BYTE, "working_set": BYTE,
+    "weight_bytes": BYTE,  # weights and caches (of a block instance or repeat), × repeat counts
 }
 #: result functions over a kernel (or tensor) at a memory level: `bytes_at(C, L2)`
 LEVEL_FUNCTIONS = {"bytes_at": BYTE, "t_memory_at": SECOND}

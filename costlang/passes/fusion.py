@@ -55,6 +55,12 @@ class _Merge:
         return [self.G.nodes[n]["op"].kind for n in ops]
 
 
+def _crosses_repeat(m: _Merge) -> bool:
+    # A repeated body is analysed once and its costs multiplied: a kernel joining its last op with
+    # an op after the repeat (or before it) would run once, not once per iteration.
+    return m.G.nodes[m.producer[0]]["op"].repeat != m.G.nodes[m.consumer[0]]["op"].repeat
+
+
 def _custom_or_view(m: _Merge) -> bool:
     return any(k in ("custom", "view") for k in m.kinds(m.ops))
 
@@ -102,6 +108,7 @@ def _closes_cycle(m: _Merge) -> bool:
 
 # (reason, rule): a merge is made only when no rule holds. Ordered cheap to expensive.
 RULES: tuple[tuple[str, Callable[[_Merge], bool]], ...] = (
+    ("a repeated body is fused on its own: no kernel spans a repeat's boundary", _crosses_repeat),
     ("custom kernels and views are fusion barriers", _custom_or_view),
     ("only the epilogue mode fuses into a matmul, reduction or row-wise op, one per kernel",
      _anchor_not_allowed),

@@ -9,6 +9,7 @@ import json
 
 import sympy
 
+from ..analysis.composition import crossings, kernel_scopes, repeats
 from ..analysis.verdict import Verdict
 from .numbers import beyond_floats, scientific
 
@@ -46,6 +47,8 @@ def _kernel(a, k) -> dict:
                     "efficiency": _eff(lt.efficiency, v), "t_memory": v(lt.t_memory)} for lt in k.levels],
         "compute_efficiency": _eff(k.compute_efficiency, v),
         "tiling": _tiling(k.cost.tiling, v),
+        "count": v(k.count), "repeat": list(k.repeat),
+        "blocks": list(kernel_scopes(a, k)),
     }
 
 
@@ -69,6 +72,14 @@ def _tiling(t, v):
             "limit_per_element": v(t.limit_per_element) if t.limit_per_element is not None else None,
             "limit": v(t.limit) if t.limit is not None else None,
             "theta": v(t.theta) if t.theta is not None else None}
+
+
+def _repeat(a, r) -> dict:
+    v = lambda e: number(a.value(e))  # noqa: E731
+    figures = lambda f: {"flops": v(f.flops), "bytes": v(f.bytes), "t_kernel": v(f.t_kernel),  # noqa: E731
+                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes)}
+    return {"name": r.name, "block": r.block, "count": v(r.count), "kernels": list(r.kernels),
+            "per_iteration": figures(r.per_iteration), "total": figures(r.total)}
 
 
 def _value(a, value):
@@ -99,15 +110,28 @@ def to_dict(a) -> dict:
                    "bytes": v(t.bytes), "intensity": v(t.intensity),
                    "critical_intensity": v(t.critical_intensity), "t_compute": v(t.t_compute),
                    "t_memory": v(t.t_memory), "t_launch": v(t.t_launch), "t_kernel": v(t.t_kernel),
-                   "launches": t.launches, "bound": str(t.bound)},
+                   "launches": t.launches if isinstance(t.launches, int) else v(t.launches), "bound": str(t.bound)},
         "footprint": {"bytes": v(f.bytes), "capacity": v(f.capacity) if f.capacity is not None else None,
+                      "resident": v(f.resident), "live": v(f.live), "peak_at": f.peak_at,
                       "tensors": [{"tensor": x.tensor, "role": x.role, "bytes": v(x.bytes)} for x in f.tensors]},
         "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
                          for m in a.measurements],
         "queries": [{"name": q.name, "value": _value(a, q.value),
                      "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+        **_composition(a),
         **_whatif(a),
     }
+
+
+def _composition(a) -> dict:
+    """Repeated bodies and kernels fused across blocks, present when the program has them."""
+    out = {}
+    if a.program.repeats:
+        out["repeats"] = [_repeat(a, r) for r in repeats(a)]
+    found = crossings(a)
+    if found:
+        out["fusion_across_blocks"] = [{"kernel": k, "blocks": list(s)} for k, s in found]
+    return out
 
 
 def _whatif(a) -> dict:

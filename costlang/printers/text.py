@@ -26,8 +26,10 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
-def report(a, comparison=None) -> str:
-    """The text report; with a `FusionComparison`, a before/after fusion section follows the totals."""
+def report(a, comparison=None, instances: bool = False) -> str:
+    """The text report; with a `FusionComparison`, a before/after fusion section follows the totals;
+    `instances` lists every instance of every repeated body."""
+    from .composition import crossing_lines, footprint_lines, instance_lines, kernel_label, repeat_lines
     hw = a.hardware
     v = a.value
     peaks = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.peaks)
@@ -43,13 +45,14 @@ def report(a, comparison=None) -> str:
     free = a.program.free_symbols
     if free:
         lines += [f"free symbols: {', '.join(str(s) for s in free)} (results below are expressions in them)", ""]
-    rows = [[k.name, "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
+    rows = [[kernel_label(k), "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
              exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
              human(v(k.t_compute), SECOND), human(v(k.t_memory), SECOND), human(v(k.t_kernel), SECOND),
              bound_text(k.bound, k.level)] for k in a.kernels]
     lines.append("kernels")
     lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
                                               "T_compute", "T_memory", "T_kernel", "bound"])]
+    lines += repeat_lines(a) + crossing_lines(a)
     lines += _provenance(a) + memory_lines(a)
     lines += ["", "attainable performance"]
     for k in a.kernels:
@@ -64,7 +67,7 @@ def report(a, comparison=None) -> str:
               f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
               f"{t.bound}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
-    lines += _footprint(a) + _measurements(a) + _queries(a)
+    lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
     from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
     lines += whatif_lines(a)
     lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name)]
@@ -122,19 +125,6 @@ def ratio_text(change, value=lambda e: e) -> str:
     if not is_bound(r):
         return f"{change.label} × ({r})"
     return f"{change.label} ÷ {exact_or_approx(1 / r)}" if r < 1 else f"{change.label} × {exact_or_approx(r)}"
-
-
-def _footprint(a) -> list[str]:
-    f, v = a.footprint, a.value
-    line = f"  {human(v(f.bytes), BYTE)} resident (inputs, weights, tensors written to memory)"
-    if f.capacity is not None:
-        room = v(f.capacity - f.bytes)
-        fits = room.is_nonnegative
-        verdict = ("fits" if fits else "does not fit") if fits is not None else f"fits while {room} ≥ 0"
-        line += f" vs capacity {human(v(f.capacity), BYTE)}: {verdict}"
-        if fits is not None:
-            line += f" ({'headroom' if fits else 'short by'} {human(abs(room), BYTE)})"
-    return ["", "footprint", line]
 
 
 def _measurements(a) -> list[str]:

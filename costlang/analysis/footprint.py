@@ -1,0 +1,96 @@
+"""Footprint by liveness: the bytes that must be resident at once, against the memory capacity.
+
+Input: a `Program`, its kernels in execution order and their costs (what each reads and writes).
+Output: `Footprint`. Weights and caches are resident for the whole program, each counted as many
+times as its repeated body runs (L layers have L sets of weights). Activations are live from the
+kernel that writes them to memory to the last kernel that reads them (inputs from the start,
+program outputs to the end); the footprint adds the peak of the live bytes over the schedule.
+A repeated body appears once in the schedule, so its activations count once, not × L: its
+iterations run one after another and each frees what the last one needed. Linear in the
+number of kernels (one sweep with births and deaths).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import sympy
+
+from ..ir.program import RESIDENT_ROLES, Program
+from .costs import Traffic, role_of
+
+__all__ = ["Footprint", "footprint"]
+
+
+@dataclass(frozen=True)
+class Footprint:
+    bytes: sympy.Expr                 # resident + live
+    capacity: Optional[sympy.Expr]
+    tensors: tuple[Traffic, ...]      # the resident tensors (bytes × count), then those live at the peak
+    resident: sympy.Expr = sympy.Integer(0)   # weights and caches, × their repeat counts
+    live: sympy.Expr = sympy.Integer(0)       # peak live activation bytes over the schedule
+    peak_at: Optional[str] = None     # the first kernel at which the live bytes peak (None: it depends)
+
+
+def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings: dict) -> Footprint:
+    resident = [Traffic(t.name, t.role, t.bytes * program.count(t.repeat)) for t in program.tensors.values()
+                if t.storage == t.name and t.role in RESIDENT_ROLES]
+    last = len(kernels) - 1
+    birth: dict[str, int] = {}
+    death: dict[str, int] = {}
+    for t in program.tensors.values():
+        if t.role == "input":
+            birth[t.name], death[t.name] = 0, 0
+    for i, cost in enumerate(costs):
+        for tr in cost.writes:
+            s = _storage(program, tr.tensor)
+            if s is not None:
+                birth.setdefault(s, i)
+                death[s] = max(death.get(s, i), i)
+        for tr in cost.reads:
+            s = _storage(program, tr.tensor)
+            if s is not None and program.tensors[s].role not in RESIDENT_ROLES:
+                birth.setdefault(s, i)
+                death[s] = max(death.get(s, i), i)
+    for s in outputs:
+        if s in birth:
+            death[s] = max(last, 0)
+    steps = _live_per_step(program, birth, death, max(len(kernels), 1))
+    live = sympy.Max(*set(steps)) if steps else sympy.Integer(0)
+    peak_index = _peak_index(steps, live, bindings)
+    at_peak = ()
+    if peak_index is not None:
+        at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes)
+                        for s in birth if birth[s] <= peak_index <= death[s])
+    res = sympy.Add(*[t.bytes for t in resident])
+    return Footprint(res + live, capacity, tuple(resident) + at_peak, res, live,
+                     kernels[peak_index].name if peak_index is not None and kernels else None)
+
+
+def _storage(program: Program, name: str) -> Optional[str]:
+    t = program.tensors.get(name)
+    return t.storage if t is not None else None  # "(stated)" bytes of a custom kernel name no tensor
+
+
+def _live_per_step(program, birth, death, n) -> list:
+    born: dict[int, list] = {}
+    dead: dict[int, list] = {}
+    for s, b in birth.items():
+        born.setdefault(b, []).append(program.tensors[s].bytes)
+        dead.setdefault(death[s], []).append(program.tensors[s].bytes)
+    steps, running = [], sympy.Integer(0)
+    for i in range(n):
+        running = running + sympy.Add(*born.get(i, []))
+        steps.append(running)
+        running = running - sympy.Add(*dead.get(i, []))
+    return steps
+
+
+def _peak_index(steps, live, bindings) -> Optional[int]:
+    peak = live.xreplace(bindings)
+    if not peak.is_number:
+        return None
+    for i, step in enumerate(steps):
+        if (step.xreplace(bindings) - peak) == 0:
+            return i
+    return None
