@@ -3,7 +3,7 @@
 Input: argparse arguments. Output: the text the command prints (a table, a shell script) or the
 files it writes. `costlang --version` lives in `cli.py`.
 
-  costlang ops [FILE] [--json]            the operators (and blocks) a file can call
+  costlang ops [FILE] [--json]            the operators and blocks a file can call
   costlang completion bash|zsh            a completion script (needs the `shtab` package)
   costlang editor vscode FOLDER           a VS Code extension with the TextMate grammar
 """
@@ -36,12 +36,31 @@ def _ops(args) -> str:
     rows = [{"name": o.name, "params": list(o.params), "kind": o.kind,
              "flops_per_element": None if o.kind == "view" else str(o.flops),
              "defined_at": _where(o.span)} for o in sorted(program.ops.values(), key=lambda o: o.name)]
+    blocks = [{"name": b.name, "params": [_param(p) for p in b.params], "defined_at": _where(b.span)}
+              for b in sorted(getattr(program, "blocks", {}).values(), key=lambda b: b.name)]
     if args.json:
-        return json.dumps({"ops": rows}, indent=2, ensure_ascii=False) + "\n"
-    table = [("op", "kind", "FLOPs/element", "defined at")]
-    table += [(f"{r['name']}({', '.join(r['params'])})", r["kind"], r["flops_per_element"] or "-",
-               r["defined_at"]) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(4)]
+        return json.dumps({"ops": rows, "blocks": blocks}, indent=2, ensure_ascii=False) + "\n"
+    out = _table([("op", "kind", "FLOPs/element", "defined at")] +
+                 [(f"{r['name']}({', '.join(r['params'])})", r["kind"], r["flops_per_element"] or "-",
+                   r["defined_at"]) for r in rows])
+    if blocks:
+        out += "\n" + _table([("block", "defined at")] + [(f"{b['name']}({', '.join(b['params'])})",
+                                                          b["defined_at"]) for b in blocks])
+    return out
+
+
+def _param(p) -> str:
+    """A block parameter as written: `x: dt[n, d]`, `f: dim`, `dt: dtype` (its own source text)."""
+    span = p.span
+    if span is not None and span.line == span.end_line:
+        text = span.source.line(span.line)[span.column - 1: span.end_column - 1].strip()
+        if text.startswith(p.name):
+            return " ".join(text.split())
+    return f"{p.name}: {p.kind}"
+
+
+def _table(table) -> str:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"

@@ -98,3 +98,13 @@ def test_pygments_and_textmate_mark_the_same_keywords():
         textmate = sorted(m.group(0) for m in keyword_re.finditer(code))
         pygments = sorted(v for t, v in lex(text, CostLexer()) if t is Keyword)
         assert textmate == pygments, path.name
+
+
+def test_ops_lists_a_files_blocks_with_their_parameters(capsys):
+    code, out, _ = run(capsys, "ops", str(ROOT / "examples" / "composition" / "mlp_stack.cost"))
+    assert code == 0
+    # examples/composition/mlp_stack.cost, line 16: block mlp(x: dt[n, d], f: dim, dt: dtype)
+    assert "mlp(x: dt[n, d], f: dim, dt: dtype)  mlp_stack.cost:16" in out
+    code, out, _ = run(capsys, "ops", str(ROOT / "examples" / "composition" / "mlp_stack.cost"), "--json")
+    assert json.loads(out)["blocks"] == [{"name": "mlp", "params": ["x: dt[n, d]", "f: dim", "dt: dtype"],
+                                          "defined_at": "mlp_stack.cost:16"}]
