@@ -94,3 +94,28 @@ def test_bad_point_lists_are_errors(over, message):
     a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
     with pytest.raises(CostlangError, match=message):
         parse_axis(a.program, over)
+
+
+def test_a_point_count_of_seven_digits_is_taken_at_its_word():
+    # `:lin:N` once fell back to 11 points when N had 7 digits or more; now N points are made, or
+    # a limit is named. 100000 is the per-symbol limit itself (a boundary: it is allowed).
+    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    assert len(parse_axis(a.program, "B=1..100000:lin:100000").values) == 100000
+    with pytest.raises(CostlangError, match="1 to 100000 points per symbol, not 1000000"):
+        parse_axis(a.program, "B=1..2000000:lin:1000000")
+    with pytest.raises(CostlangError, match="must be a whole number"):
+        parse_axis(a.program, "B=1..100:lin:1e3")
+    assert len(parse_axis(a.program, "B=1..100:lin").values) == 11   # no count: the default
+
+
+def test_a_million_point_grid_marks_each_crossing_once():
+    # B = 1..1000 (1000 points) × S = 1..1000. The step turns compute-bound past B* = 500
+    # (I = 2B/b = B with b = 2 B, I* = 500). Marks compare neighbours along the last axis (S) only,
+    # and the step does not depend on S, so no row is marked; row 500·1000 is B = 501 (step 1).
+    _, sw = run_sweep("queries/llm_decode_batch.cost", ["B=1..1000:lin:1000", "S=1..1000:lin:1000"],
+                      ["tokens/s"])
+    assert len(sw.columns[0]) == 10 ** 6
+    marked = [i for i, m in enumerate(sw.marks) if m]
+    assert marked == []   # each sweep line runs over S at one B: the bound never changes along it
+    assert sw.grid[0][500 * 1000] == 501.0 and sw.columns[0][500 * 1000] == pytest.approx(50000 / 7)
+    assert sw.columns[0][0] == pytest.approx(100 / 7)   # B = 1: B·100/7

@@ -48,11 +48,17 @@ class Crossing:
 class Sweep:
     symbols: tuple[str, ...]
     labels: tuple[str, ...]
-    points: tuple[tuple[float, ...], ...]   # one row per grid point
+    grid: tuple[np.ndarray, ...]            # per symbol, its value at every grid point (flat)
     columns: tuple[np.ndarray, ...]         # one column per label
     marks: tuple[str, ...]                  # per row: which kernels changed bound since the last row
     crossings: tuple[Crossing, ...]
     units: tuple[Unit, ...] = ()            # one per label (the unit of its column, SI base)
+
+    @functools.cached_property
+    def points(self) -> tuple[tuple[float, ...], ...]:
+        """One row per grid point (built on first use: a million Python tuples cost more than
+        the whole evaluation, and only the printers need them)."""
+        return tuple(zip(*(g.tolist() for g in self.grid)))
 
 
 class SweepError(CostlangError):
@@ -110,7 +116,12 @@ def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
     kind, _, count = mode.partition(":")
     if kind == "pow2":
         return [2.0 ** k for k in range(math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12) + 1)]
-    n = int(count) if count.isdigit() and len(count) < 7 else DEFAULT_POINTS
+    if count and not (count.isascii() and count.isdigit()):
+        raise SweepError(f"the number of points in {mode!r} must be a whole number", span,
+                         "for example lin:100 or log:9")
+    n = int(count) if count else DEFAULT_POINTS
+    if not 1 <= n <= MAX_POINTS:
+        raise SweepError(f"a sweep has 1 to {MAX_POINTS} points per symbol, not {n}", span)
     if kind == "lin":
         return list(np.linspace(lo, hi, n))
     if kind == "log":
@@ -180,10 +191,11 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
     flat = [g.ravel() for g in grid]
     columns = tuple(_evaluate(syms, e, flat) for e in exprs)
-    gaps = [_evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat) for k in an.kernels]
-    marks = _marks([k.name for k in an.kernels], gaps, len(axes[-1].values))
+    # one kernel's gap at a time, so memory stays O(points × outputs) however many kernels
+    gaps = ((k.name, _evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat)) for k in an.kernels)
+    marks = _marks(gaps, len(flat[0]), len(axes[-1].values))
     crossings = _crossings(an, syms[0]) if len(axes) == 1 else ()
-    return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(zip(*flat)), columns, marks, crossings,
+    return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(flat), columns, marks, crossings,
                  tuple(v.unit for v in values))
 
 
@@ -212,16 +224,16 @@ def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:
         return np.broadcast_to(np.asarray(values, dtype=float), flat[0].shape).copy()
 
 
-def _marks(names, gaps, row_length: int) -> tuple[str, ...]:
-    """Per row, the kernels whose bound differs from the previous row's (within one sweep line)."""
-    n = len(gaps[0]) if gaps else 0
+def _marks(gaps, n: int, row_length: int) -> tuple[str, ...]:
+    """Per row, the kernels whose bound differs from the previous row's (within one sweep line);
+    `gaps` yields (kernel, T_memory − T_compute on the grid)."""
     marks = [""] * n
-    for name, gap in zip(names, gaps):
+    for name, gap in gaps:
         sign = np.sign(gap)
-        for i in range(1, n):
-            if i % row_length and sign[i] != sign[i - 1]:
-                words = "memory-bound" if sign[i] > 0 else "compute-bound"
-                marks[i] = "; ".join(filter(None, [marks[i], f"← {name} {words} from here"]))
+        changed = np.nonzero(sign[1:] != sign[:-1])[0] + 1
+        for i in changed[changed % row_length != 0].tolist():
+            words = "memory-bound" if sign[i] > 0 else "compute-bound"
+            marks[i] = "; ".join(filter(None, [marks[i], f"← {name} {words} from here"]))
     return tuple(marks)
 
 

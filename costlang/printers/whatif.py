@@ -11,6 +11,8 @@ import csv
 import io
 import math
 
+import numpy as np
+
 import sympy
 from sympy.printing.str import StrPrinter
 
@@ -320,8 +322,9 @@ def sweep_csv(sw) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*sw.symbols, *sw.labels, "crossing"])
-    for i, (point, mark) in enumerate(zip(sw.points, sw.marks)):
-        w.writerow([*[repr(float(v)) for v in point], *[repr(float(col[i])) for col in sw.columns], mark])
+    # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
+    cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
+    w.writerows(zip(*cells, sw.marks))
     return buf.getvalue()
 
 
