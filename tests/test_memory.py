@@ -255,3 +255,30 @@ def test_json_has_levels_and_tiling():
     assert [(x["level"], x["bytes"]) for x in k["levels"]] == [
         ("HBM", 2248146944), ("L2", 4362076160), ("SMEM", 4362076160)]
     assert k["tiling"]["kind"] == "matmul" and k["tiling"]["held"] == [["W", "L2"]]
+
+
+def test_derivation_shows_levels_tiling_and_the_T_over_2():
+    from costlang.printers.markdown import MarkdownPrinter
+    a = load(EX / "tiled_gemm.cost").analyze()
+    text = MarkdownPrinter().doprint(a)
+    assert r"T_{\mathrm{memory}}^{(\mathrm{HBM})}" in text and r"T_{\mathrm{memory}}^{(\mathrm{SMEM})}" in text
+    assert r"I_{K \to \infty}^{(\mathrm{element})}" in text and r"&= \frac{T}{2}\,\mathrm{FLOP/B}" in text
+    assert "“I ≈ T”" in text
+
+
+def test_flash_derivation_shows_block_sizes_and_theta():
+    from costlang.printers.markdown import MarkdownPrinter
+    a = load(EX / "flash_attention.cost").analyze(settings={"M": 116736})
+    text = MarkdownPrinter({"lang": "ko"}).doprint(a)
+    assert r"\left\lceil{\frac{116\,736}{4 \cdot 64}}\right\rceil" in text and "&= 456" in text
+    assert "Θ(N²·d²/M)" in text
+
+
+def test_plot_draws_one_ceiling_per_level(tmp_path):
+    pytest.importorskip("matplotlib")
+    from costlang.printers.plot import roofline
+    a = load(EX / "l2_resident.cost").analyze()
+    ax = roofline([a]).figure.axes[0]
+    names = [line.get_label() for line in ax.get_lines()]
+    assert any(n.startswith("HBM 2.039 TB/s") or n.startswith("HBM 2.04") for n in names)
+    assert any(n.startswith("L2") for n in names) and any(n.startswith("SMEM 19.") for n in names)

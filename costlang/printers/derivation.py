@@ -18,12 +18,13 @@ from ..analysis.verdict import Verdict
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
 from .phrases import LANGUAGES, phrase
+from .memory_derivation import MemoryDerivationMixin
 from .solve_derivation import SolveDerivation
 
 __all__ = ["Printer", "DerivationPrinter", "STEPS"]
 
 #: the steps of a kernel's derivation, in the recipe's order (`derive --steps` picks some)
-STEPS = ("bytes", "flops", "intensity", "attainable", "times", "verdict")
+STEPS = ("bytes", "flops", "intensity", "attainable", "times", "memory", "verdict")
 
 _CIRCLED = {1: "①", 2: "②", 3: "③"}
 
@@ -70,7 +71,7 @@ class Printer:
         raise TypeError(f"{type(self).__name__} has no way to print a {type(obj).__name__}")
 
 
-class DerivationPrinter(SolveDerivation, Printer):
+class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     """The recipe's structure; subclasses supply the markup (headings, lists, math delimiters).
     Solve results are printed by the `SolveDerivation` methods (`printers.solve_derivation`)."""
 
@@ -183,6 +184,7 @@ class DerivationPrinter(SolveDerivation, Printer):
                            self._steps([d.attainable, d.fraction_of_peak])],
             "times": [self.paragraph(self.bold(self._say("step_times"))),
                       self._steps([d.t_compute, d.t_memory, d.t_kernel])],
+            "memory": self._memory_blocks(analysis, k),
             "verdict": [self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d))],
         }
         blocks = [self.heading(self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops)), 2)]

@@ -29,6 +29,13 @@ TERM_TEX = {
     "achieved_throughput": r"\mathrm{BW}_{\mathrm{achieved}}",
     "fraction_of_peak_bandwidth": r"\mathrm{BW}_{\mathrm{achieved}} / \mathrm{BW}",
     "achieved_flops": r"P_{\mathrm{achieved}}", "fraction_of_peak_flops": r"P_{\mathrm{achieved}} / P_{\mathrm{peak}}",
+    # memory hierarchy (issue 13): `NAME@LEVEL` prints NAME with the level as a superscript
+    "e": "e", "b": "b", "M": "M", "N": "N", "K": "K", "d": "d", "n": "n", "S": "S",
+    "bm": "b_m", "bn": "b_n", "bk": "b_k", "tm": "t_m", "tn": "t_n", "tk": "t_k",
+    "I_inf": r"I_{K \to \infty}", "WS": r"\mathrm{working\ set}", "sector": r"\mathrm{sector}",
+    "M_sram": "M", "B_c": "B_c", "B_r": "B_r", "T_c": "T_c", "theta": r"\Theta",
+    "|Q|": r"\lvert Q \rvert", "|O|": r"\lvert O \rvert", "|K|+|V|": r"(\lvert K \rvert + \lvert V \rvert)",
+    "stats": r"16 \cdot \mathrm{rows}",
 }
 # result functions of the language, as the recipe names them
 FUNCTION_TEX = {
@@ -200,7 +207,9 @@ class CostLatexPrinter(LatexPrinter):
         return self._approx(expr)
 
     def _print_Term(self, expr) -> str:
-        return TERM_TEX.get(expr.name, r"\mathrm{" + _escape(expr.name) + "}")
+        name, _, where = expr.name.partition("@")
+        base = TERM_TEX.get(name, r"\mathrm{" + _escape(name) + "}")
+        return base + (r"^{(\mathrm{" + _escape(where) + "})}" if where else "")
 
     def _print_Name(self, expr) -> str:
         if expr.name.replace("_", "").isalnum():

@@ -25,6 +25,24 @@ _EN = {
     "critical_dtype": "{Istar} uses the {dtype} peak, the dtype this kernel computes in.",
     "step_attainable": "Attainable performance {formula}",
     "step_times": "Times",
+    "memory_title": "Memory hierarchy",
+    "memory_levels": "Bytes and {Tm} at each level, farthest first; the largest binds: {level}.",
+    "tiling_matmul": ("Tiling {tile}: each A tile is re-read once per column of C tiles and each B tile once per "
+                      "row, so the HBM bytes follow from the tile counts."),
+    "tiling_limit": ("As K grows, I tends to 2·bm·bn/(bm + bn) FLOP per element read, the chapter's "
+                     "\u201cI ≈ T\u201d for square tiles; per byte it is that over b, i.e. T/2 FLOP/B for a 2-byte dtype."),
+    "tiling_held": "{tensor} fits in {level}: HBM sees it once, {level} on every re-read.",
+    "fits": "The working set fits in {stage} ({capacity} per SM).",
+    "does_not_fit": "The working set does not fit in {stage} ({capacity} per SM).",
+    "fit_unknown": "Compare the working set with {stage} ({capacity} per SM).",
+    "flash": ("FlashAttention (Dao et al. 2022, Algorithm 1), on-chip size {M} elements: K and V are read once, "
+              "Q {Tc} times, O written {Tc} times and read {Tc} − 1 times, the row statistics written and read "
+              "{Tc} − 1 times; the scores never reach HBM."),
+    "flash_theta": "For large N the traffic is Θ(N²·d²/M): the leading term without ceilings is",
+    "strided": ("Access granularity: memory moves whole {sector} sectors, so a read of n elements S apart moves "
+                "n·min(S·b, sector) bytes, at least the algorithmic n·b; the effective bandwidth counts only "
+                "the algorithmic bytes."),
+    "efficiency": "Efficiency factors (fractions of the peaks, applied once; peak() and bandwidth() stay raw): {items}.",
     "verdict_title": "Verdict",
     "memory-bound": ("Since {comparison}, the kernel is memory-bound. Faster cores do not help; "
                      "raise I by fusion, reuse (tiling) or a smaller dtype."),
@@ -92,6 +110,22 @@ _KO = {
     "critical_dtype": "{Istar}는 이 커널이 계산하는 {dtype}의 피크로 구한다.",
     "step_attainable": "달성 가능 성능 {formula}",
     "step_times": "시간",
+    "memory_title": "메모리 계층",
+    "memory_levels": "계층별 데이터 이동량과 {Tm} (먼 계층부터); 가장 큰 값이 병목: {level}.",
+    "tiling_matmul": ("타일링 {tile}: A 타일은 C 타일의 열마다 한 번, B 타일은 행마다 한 번 다시 읽히므로 "
+                      "HBM 데이터 이동량은 타일 개수에서 나온다."),
+    "tiling_limit": ("K가 커지면 I는 읽은 원소당 2·bm·bn/(bm + bn) FLOP으로 간다 (정사각 타일에서 장의 "
+                     "\u201cI ≈ T\u201d); 바이트당으로는 b로 나눈 값, 2바이트 dtype이면 T/2 FLOP/B."),
+    "tiling_held": "{tensor}는 {level}에 들어간다: HBM은 한 번, 다시 읽기는 {level}에서.",
+    "fits": "작업 집합이 {stage}에 들어간다 (SM당 {capacity}).",
+    "does_not_fit": "작업 집합이 {stage}에 들어가지 않는다 (SM당 {capacity}).",
+    "fit_unknown": "작업 집합을 {stage} (SM당 {capacity})와 비교하라.",
+    "flash": ("FlashAttention (Dao et al. 2022, 알고리즘 1), 온칩 크기 {M} 원소: K와 V는 한 번, Q는 {Tc}번 읽고, "
+              "O는 {Tc}번 쓰고 {Tc} − 1번 읽으며, 행 통계는 {Tc} − 1번 쓰고 읽는다; 점수 행렬은 HBM에 가지 않는다."),
+    "flash_theta": "N이 크면 이동량은 Θ(N²·d²/M): 올림을 뺀 주항은",
+    "strided": ("접근 단위: 메모리는 {sector} 섹터 단위로 움직이므로, S 간격으로 n개 원소를 읽으면 "
+                "n·min(S·b, sector) 바이트가 움직인다 (알고리즘 바이트 n·b 이상); 유효 대역폭은 알고리즘 바이트만 센다."),
+    "efficiency": "효율 계수 (피크 대비 비율, 한 번만 적용; peak()와 bandwidth()는 원래 값): {items}.",
     "verdict_title": "판정",
     "memory-bound": ("{comparison} 이므로 메모리 바운드다. 코어를 늘려도 빨라지지 않는다 — "
                      "융합·재사용(타일링)·정밀도 축소로 I를 높여야 한다."),

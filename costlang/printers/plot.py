@@ -107,7 +107,9 @@ def _roof(ax, a, color, tag, xs, style: Style, labels: list):
     dtypes = sorted({k.cost.math_dtype for k in a.kernels if hw.peak(k.cost.math_dtype) is not None})
     main_bw = float(hw.bandwidth)
     for line_style, m in zip(("-", "--", ":", "-."), [m for m in hw.memories if m.bandwidth is not None]):
-        bw = float(m.bandwidth)
+        bw = _number(a, hw.chip_bandwidth(m))   # a per-SM level's ceiling is for the whole chip
+        if bw is None:
+            continue
         top = max([float(hw.peak(d)) for d in dtypes] or [bw * xs[-1]])
         ax.plot([xs[0], top / bw], [bw * xs[0], top], line_style, color=color, linewidth=style.line,
                 label=f"{tag}{m.name} {_plain(prefixed_tex(bw, BYTE_PER_S)[0])}")
@@ -118,6 +120,24 @@ def _roof(ax, a, color, tag, xs, style: Style, labels: list):
                 label=f"{tag}{d} peak {_plain(prefixed_tex(peak, FLOP_PER_S)[0])}")
         ax.axvline(istar, color=color, linestyle=":", linewidth=1)
         labels.append(_Label(f"I* = {istar:.4g}", istar, peak, color))
+
+
+def _level_points(ax, a, color, st: Style, labels: list):
+    """The hierarchical roofline: each kernel again at I(level) = FLOPs / bytes(level) for every
+    level other than the main one whose bytes differ, under that level's ceiling (square markers)."""
+    main = a.hardware.main_memory.name
+    for k in a.kernels:
+        if len(k.levels) < 2:
+            continue
+        main_bytes = next(lt.bytes for lt in k.levels if lt.level == main)
+        for lt in k.levels:
+            if lt.level == main or a.value(lt.bytes - main_bytes) == 0:
+                continue
+            i = _number(a, k.flops / lt.bytes) if lt.bytes != 0 else None
+            p = _number(a, sympy.Min(k.peak, lt.achievable * k.flops / lt.bytes)) if i else None
+            if i is not None and p is not None:
+                ax.plot([i], [p], "s", color=color, markersize=st.marker * 0.8, fillstyle="none")
+                labels.append(_Label(f"{k.name} ({lt.level})", i, p, color))
 
 
 @dataclass
@@ -155,6 +175,7 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
         for k, i, p in _points(a):
             ax.plot([i], [p], "o", color=color, markersize=st.marker, label=f"{tag}kernel {k.name}")
             labels.append(_Label(k.name, i, p, color))
+        _level_points(ax, a, color, st, labels)
         if n < len(unfused):
             _fusion_arrows(ax, a, unfused[n], color, st, labels)
         if n < len(trajectories):

@@ -28,6 +28,8 @@ GOLDEN_EXAMPLES = (
     "examples/kernel_time/effective_bandwidth.cost",    # note, section 3
     "examples/queries/decode_crossing.cost",            # solve: B* = 512000/899, floor/ceil, B* ≈ I*·b/2
     "examples/lecture/mlp_decode.cost",                 # the lecture walk-through (examples/lecture/README.md)
+    "examples/memory/tiled_gemm.cost",                  # tiling: I(T), T* = 637, the working set vs SMEM
+    "examples/memory/l2_resident.cost",                 # levels: HBM, L2 (W held), SMEM; HBM-bound
 )
 #: the lecture walk-through's figures: (file, `costlang plot` arguments after the .cost file)
 FIGURES = (
