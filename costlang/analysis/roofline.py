@@ -90,6 +90,7 @@ class Totals:
     t_kernel: sympy.Expr
     launches: int  # an int, or a sympy expression when a repeat has a symbolic count
     bound: Verdict
+    level: Optional[str] = None   # the binding memory level of the sums (None: one level)
 
 
 @dataclass
@@ -271,7 +272,23 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
     if kernels and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
-                  tc, tm, t_launch, tk, launches, verdict)
+                  tc, tm, t_launch, tk, launches, verdict, _total_level(kernels, hw, bindings))
+
+
+def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:
+    """The level whose summed T_memory is largest (the main one when free symbols leave it open)."""
+    if len(hw.memories) < 2 or not kernels:
+        return None
+    sums = {m.name: sympy.Add(*[lt.t_memory for k in kernels for lt in k.levels if lt.level == m.name])
+            for m in hw.memories}
+    best = hw.main_memory.name
+    for name, t in sums.items():
+        diff = (t - sums[best]).xreplace(bindings)
+        if not diff.is_number:
+            return hw.main_memory.name
+        if diff.is_positive:
+            best = name
+    return best
 
 
 def _program_istar(flops, t_compute, hw: Hardware):

@@ -65,7 +65,7 @@ def report(a, comparison=None, instances: bool = False) -> str:
               f"  I = {exact_or_approx(v(t.intensity))} FLOP/B; I* = {exact_or_approx(v(t.critical_intensity))} FLOP/B",
               f"  T_compute {human(v(t.t_compute), SECOND)}; T_memory {human(v(t.t_memory), SECOND)}; "
               f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
-              f"{t.bound}"] + _launch_note(a)
+              f"{bound_text(t.bound, t.level)}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
     lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
     from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
