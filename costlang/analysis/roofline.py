@@ -279,7 +279,7 @@ def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:
     """The level whose summed T_memory is largest (the main one when free symbols leave it open)."""
     if len(hw.memories) < 2 or not kernels:
         return None
-    sums = {m.name: sympy.Add(*[lt.t_memory for k in kernels for lt in k.levels if lt.level == m.name])
+    sums = {m.name: sympy.Add(*[k.count * lt.t_memory for k in kernels for lt in k.levels if lt.level == m.name])
             for m in hw.memories}
     best = hw.main_memory.name
     for name, t in sums.items():
