@@ -1,6 +1,7 @@
 """The command line: `costlang run|check FILE` and `--version` here; `derive` and `plot`
-(derive_cli.py), `compare` and `sweep` (cli_whatif.py), and `ops`, `completion` and `editor`
-(cli_info.py) add their own subcommands.
+(derive_cli.py), `compare` and `sweep` (cli_whatif.py), `ops`, `completion` and `editor`
+(cli_info.py), and `hardware` (cli_hardware.py) add their own subcommands.
+`--hardware NAME` works on every command that analyses a file.
 
 Bad input prints `file:line:col: error: ...` with the source line and a caret, and exits with
 status 2; `--debug` adds the Python traceback. Output goes to stdout; errors to stderr.
@@ -37,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="list every instance of every repeated block (its count must be bound)")
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
+    check.add_argument("--hardware", help="also check that this hardware exists and the program runs on it")
+    from .cli_hardware import add_parsers as add_hardware_parsers
+    hardware = add_hardware_parsers(sub)  # hardware, validate, calibrate (issue 15)
     from .derive_cli import add_parsers
     notes = add_parsers(sub)  # derive, plot (issue 5)
     from .cli_whatif import add_parsers as add_whatif_parsers, add_set_option
@@ -44,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     whatif = add_whatif_parsers(sub)  # compare, sweep
     from .cli_info import add_parsers as add_info_parsers
     info = add_info_parsers(sub)  # ops, completion, editor
-    for s in (run, check, *notes, *whatif, *info):
+    for s in (run, check, *notes, *whatif, *info, *hardware):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
@@ -101,7 +105,9 @@ def _run(args) -> str:
 
 def _check(args) -> str:
     from . import load
-    load(args.file)
+    model = load(args.file)
+    if args.hardware:
+        model.analyze(hardware=args.hardware)
     return ""
 
 
@@ -109,12 +115,18 @@ COMMANDS = {"run": _run, "check": _check,
             "derive": lambda args: _notes("derive", args), "plot": lambda args: _notes("plot", args),
             "compare": lambda args: _whatif("compare", args), "sweep": lambda args: _whatif("sweep", args),
             "ops": lambda args: _info("ops", args), "completion": lambda args: _info("completion", args),
-            "editor": lambda args: _info("editor", args)}
+            "editor": lambda args: _info("editor", args),
+            "hardware": lambda args: _hardware(args.command, args)}
 
 
 def _info(command: str, args) -> str:
     from .cli_info import COMMANDS as INFO
     return INFO[command](args)
+
+
+def _hardware(command: str, args) -> str:
+    from .cli_hardware import COMMANDS as HARDWARE
+    return HARDWARE[command](args)
 
 
 def _whatif(command: str, args) -> str:

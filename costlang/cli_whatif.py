@@ -39,6 +39,7 @@ def add_parsers(sub) -> list:
     out.add_argument("--json", action="store_true", help="print JSON")
     for p in (cmp, sw):
         add_set_option(p)
+        p.add_argument("--hardware", help="analyse on another hardware preset")
     return [cmp, sw]
 
 

@@ -102,8 +102,12 @@ def test_hardware_inheritance_and_memory_merge():
 
 
 def test_free_symbol_verdict_and_launch_bound():
-    # y = relu(x[N]) fp16 with a 5 µs launch on h100: 4N B / 3.35e12 vs 5e-6 → launch-bound for small N.
-    a = load_string("use hardware h100_sxm\ndim N = 1000\ninput x: fp16[N]\ny = relu(x)").analyze()
+    # y = relu(x[N]) fp16 with a stated 5 µs launch on h100: 4N B / 3.35e12 ≈ 1.19 ns vs 5e-6 →
+    # launch-bound for small N. The preset itself has launch 0, so the same kernel is memory-bound.
+    a = load_string("hardware h : h100_sxm { launch = 5 us }\nuse hardware h\n"
+                    "dim N = 1000\ninput x: fp16[N]\ny = relu(x)").analyze()
+    preset = load_string("use hardware h100_sxm\ndim N = 1000\ninput x: fp16[N]\ny = relu(x)").analyze()
+    assert only(preset).bound.bound == "memory-bound" and preset.hardware.launch == 0
     assert only(a).bound.bound == "launch-bound" and a.totals.bound.bound == "launch-bound"
     b = analyze("dim B\ninput x: fp16[B, 4096]\nweight W: fp16[4096, 4096]\ny = matmul(x, W)")
     # I = 2·B·4096² / (2·(4096B + 4096² + 4096B)) = 4096B/(2B + 4096); = 500 when
@@ -172,9 +176,9 @@ def test_program_critical_intensity_agrees_with_the_program_verdict():
 
 
 def test_symbolic_verdict_names_the_launch_bound_regime():
-    # relu on fp32[N] on h100 (5 µs launch, 3.35 TB/s): T_memory = 8N / 3.35e12 exceeds the launch
-    # overhead when N > 5e-6 · 3.35e12 / 8 = 2093750.
-    a = load_string("use hardware h100_sxm\ndim N\ninput x: fp32[N]\ny = relu(x)\nquery bound(y)").analyze()
+    # relu on fp32[N] on h100 with a stated 5 µs launch (3.35 TB/s): T_memory = 8N / 3.35e12 exceeds
+    # the launch overhead when N > 5e-6 · 3.35e12 / 8 = 2093750.
+    a = load_string("hardware h : h100_sxm { launch = 5 us }\nuse hardware h\ndim N\ninput x: fp32[N]\ny = relu(x)\nquery bound(y)").analyze()
     assert str(only(a).bound) == "launch-bound when N < 2093750, else memory-bound"
 
 

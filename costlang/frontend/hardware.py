@@ -31,7 +31,7 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
     if s.base is not None:
         if s.base.id not in r.program.hardware:
             raise r.unknown(s.base, "hardware", r.program.hardware)
-        hw = dataclasses.replace(r.program.hardware[s.base.id], name=s.name, span=s.span)
+        hw = dataclasses.replace(r.program.hardware[s.base.id], name=s.name, span=s.span, base=s.base.id)
     peaks, vector = dict(hw.peaks), dict(hw.vector_peaks)
     for p in s.peaks:
         r.dtype(p.dtype.id, p.dtype.span)

@@ -136,6 +136,7 @@ class Hardware:
     sms: Optional[sympy.Expr] = None
     sector: sympy.Expr = sympy.Integer(32)
     efficiencies: tuple[Efficiency, ...] = ()
+    base: Optional[str] = None   # the hardware this one extends (`hardware NAME : BASE`)
 
     def peak(self, dtype: str, unit: str = "matrix") -> Optional[sympy.Expr]:
         """The raw peak of `dtype` on the matrix or vector units (no efficiency factor). A vector
