@@ -43,7 +43,7 @@ def test_show_prints_each_figure_with_its_comment(tmp_path, capsys):
     assert "launch = 2 us" in out and "(no source given)" in out
     assert "inherited from chapter_gpu (stdlib/hardware.cost:" in out
     # I* = 1000 TFLOP/s / 3 TB/s = 1000/3 FLOP/B (the restated bandwidth, the inherited peak)
-    assert "I* at HBM (FLOP/B): fp16 1000/3 ≈ 333.3" in out
+    assert "I* at HBM, matrix peaks (FLOP/B): fp16 1000/3 ≈ 333.3" in out
 
 
 def test_sheet_of_a_one_line_definition():
@@ -81,3 +81,44 @@ def test_compare_and_sweep_take_hardware(capsys):
     out = capsys.readouterr().out
     value = float(out.splitlines()[1].split(",")[1])
     assert abs(value - 2 * (4096 ** 3 + 1024 ** 3) / 312e12) < 1e-15
+
+
+def test_every_vendor_figure_names_its_source():
+    # Each figure line of a vendor preset ends with a comment naming its source ([DS], [WP], ...),
+    # and the definition's header defines that key with a document name and year.
+    program = load_string("use hardware chapter_gpu\ninput x: fp16[1]").program
+    vendor = [n for n, hw in program.hardware.items() if "hardware_" in hw.span.file]
+    assert {"v100", "a100_40gb", "a100_80gb", "h100_sxm", "h100_pcie", "h200", "b200", "gb200", "l4",
+            "l40s", "a10", "t4", "rtx_4090", "mi300x", "mi325x", "tpu_v4", "tpu_v5e", "tpu_v5p",
+            "tpu_v6e", "gaudi3"} == set(vendor)
+    for name in vendor:
+        d = hardware_sheet(program, name).chain[0]
+        header = " ".join(d.header)
+        for f in d.figures:
+            if f.text.startswith("launch"):
+                assert (f.text, f.note) == ("launch = 0 s", "not a datasheet figure")
+            elif f.text:
+                assert f.note.startswith("["), (name, f.text)
+                key = f.note[:f.note.index("]") + 1]
+                assert key in header, (name, key)
+
+
+def test_preset_figures_hand_checked():
+    hw = load_string("use hardware chapter_gpu\ninput x: fp16[1]").program.hardware
+    # H100 SXM: datasheet's sparse 1,979 TFLOP/s bf16 halved; I* = 989.5e12 / 3.35e12 = 98950/335 ≈ 295.4
+    assert R(hw["h100_sxm"].peak("bf16"), hw["h100_sxm"].bandwidth) == R(9895, 335) * 10
+    # fp16 vector peak: whitepaper's non-tensor 133.8 / 2 = 66.9 TFLOP/s; matmuls keep 989.5
+    assert hw["h100_sxm"].peak("fp16", "vector") == R(669, 10) * 10 ** 12
+    # H200 inherits H100's compute, restates HBM3e 4.8 TB/s and 141 GB
+    assert hw["h200"].peak("fp8") == 1979 * 10 ** 12 and hw["h200"].capacity == 141 * 10 ** 9
+    # B200: DGX B200's 144 PF sparse FP4 per 8 GPUs → 18 PF sparse → 9 PF dense per GPU
+    assert hw["b200"].peak("fp4") == 9 * 10 ** 15 and hw["b200"].bandwidth == 8 * 10 ** 12
+    # TPU v5e: 16 GiB = 16·2^30 B (binary, as Google prints it), 819 GB/s decimal
+    assert hw["tpu_v5e"].capacity == 16 * 2 ** 30 and hw["tpu_v5e"].bandwidth == 819 * 10 ** 9
+    # A100 40 GB: the 80 GB part's compute (and its L2 and SMEM levels) with 1,555 GB/s and 40 GB
+    a40 = hw["a100_40gb"]
+    assert a40.peak("int4") == 1248 * 10 ** 12 and (a40.bandwidth, a40.capacity) == (1555 * 10 ** 9, 40 * 10 ** 9)
+    # A100 L2: 5120 B/clock × 1.41 GHz = 7.2192 TB/s; SMEM 128 B/clock × 1.41 GHz = 180.48 GB/s per SM
+    assert a40.level("L2").bandwidth == 5120 * 141 * 10 ** 7 and a40.level("SMEM").bandwidth == 18048 * 10 ** 7
+    # GDDR parts count costs at their DRAM level (the first declared)
+    assert hw["l4"].main_memory.name == "DRAM" and hw["l4"].bandwidth == 300 * 10 ** 9

@@ -44,7 +44,7 @@ def test_overlaid_hardware_and_fusion_arrows():
     a100 = analysis("roofline/gemm_4096.cost", hardware="a100_80gb")
     h100 = analysis("roofline/gemm_4096.cost", hardware="h100_sxm")
     labels = set(lines_by_label(plot.roofline([a100, h100]).axes))
-    assert {"a100_80gb: HBM 2.04 TB/s", "a100_80gb: L2 5.12 TB/s", "h100_sxm: HBM 3.35 TB/s",
+    assert {"a100_80gb: HBM 2.04 TB/s", "a100_80gb: L2 7.22 TB/s", "h100_sxm: HBM 3.35 TB/s",
             "a100_80gb: fp16 peak 312 TFLOP/s", "h100_sxm: fp16 peak 990 TFLOP/s",
             "a100_80gb: kernel C", "h100_sxm: kernel C"} <= labels
     fused, unfused = analysis("roofline/exercises/ex4_fusion.cost"), \

@@ -143,11 +143,12 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
     name = name or program.selected_hardware
     if name is None:
         raise SemanticError("no hardware is selected", program.main_span,
-                            "add a line such as `use hardware h100_sxm` (presets: "
-                            + ", ".join(sorted(program.hardware)) + ")")
+                            "add a line such as `use hardware h100_sxm` "
+                            "(`costlang hardware` lists the presets)")
     if name not in program.hardware:
         from ..errors import CostNameError, did_you_mean
-        raise CostNameError(f"unknown hardware '{name}'", None, did_you_mean(name, program.hardware))
+        raise CostNameError(f"unknown hardware '{name}'", None, did_you_mean(name, program.hardware)
+                            or "`costlang hardware` lists the presets")
     return program.hardware[name]
 
 

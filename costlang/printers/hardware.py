@@ -28,7 +28,7 @@ def hardware_list(program: Program) -> str:
                      human(mem.bandwidth, BYTE_PER_S),
                      human(mem.capacity, BYTE) if mem.capacity is not None else "—",
                      human(hw.launch, SECOND), describe(program, name)])
-    header = ["name", "peak (dense)", "memory BW", "capacity", "launch", "what"]
+    header = ["name", "matrix peak (dense)", "memory BW", "capacity", "launch", "what"]
     return "\n".join(["hardware (`costlang hardware show NAME` prints every figure with its source)", ""]
                      + ["  " + line for line in _table(rows, header)]) + "\n"
 
@@ -47,15 +47,20 @@ def hardware_sheet_text(sheet: HardwareSheet) -> str:
                 lines.append(f"    # {f.note}")
             else:
                 lines.append(f"    {f.text.ljust(width)}  " + (f"# {f.note}" if f.note else "(no source given)"))
-    mem = ", ".join(f"{m.name} " + "; ".join(x for x in (
+    mem = ", ".join(f"{m.name}{' per SM' if m.per_sm else ''} " + "; ".join(x for x in (
         human(m.bandwidth, BYTE_PER_S) if m.bandwidth is not None else "",
         human(m.capacity, BYTE) if m.capacity is not None else "") if x) for m in hw.memories)
     lines += ["", "resolved (dense peaks; SI units: 1 TB/s = 10^12 B/s, 1 GB = 10^9 B)",
-              "  peaks: " + ", ".join(f"{d} {human(p, FLOP_PER_S)}" for d, p in hw.peaks),
+              "  matrix peaks: " + ", ".join(f"{d} {human(p, FLOP_PER_S)}" for d, p in hw.peaks)]
+    if hw.vector_peaks:
+        lines.append("  vector peaks: " + ", ".join(f"{d} {human(p, FLOP_PER_S)}" for d, p in hw.vector_peaks))
+    if hw.sms is not None:
+        lines.append(f"  SMs (compute units): {exact_or_approx(hw.sms)}")
+    lines += [
               f"  memory: {mem}",
               f"  launch overhead: {human(hw.launch, SECOND)}"
               + (" (a lower bound: restate it for your system)" if hw.launch == 0 else ""),
-              f"  I* at {hw.main_memory.name} (FLOP/B): "
+              f"  I* at {hw.main_memory.name}, matrix peaks (FLOP/B): "
               + ", ".join(f"{d} {exact_or_approx(i)}" for d, i in sheet.critical_intensities)]
     return "\n".join(lines) + "\n"
 
