@@ -31,3 +31,18 @@ def query(analysis, name):
         if q.name == name:
             return str(q.value) if not hasattr(q.value, "expr") else analysis.value(q.value.expr)
     raise KeyError(name)
+
+
+# --- slow tests -----------------------------------------------------------------------------------
+# Tests marked `slow` (long render checks, repeated whole-example runs) are left out of the default
+# run so that `python -m pytest` stays within two minutes on a 2-core machine; `.ci/run` runs them
+# with COSTLANG_SLOW=1, and `-m slow` runs only them. Fuzzing has its own scale (COSTLANG_FUZZ).
+
+def pytest_collection_modifyitems(config, items):
+    import os
+    if os.environ.get("COSTLANG_SLOW") == "1" or config.getoption("markexpr"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]

@@ -165,6 +165,7 @@ def test_golden_files_are_current():
     assert not stale, f"run `python -m costlang.tools.regen` to update: {stale}"
 
 
+@pytest.mark.slow  # the same check as test_golden_files_are_current, through the command line
 def test_regen_check_command():
     r = subprocess.run([sys.executable, "-m", "costlang.tools.regen", "--check", "--root", str(ROOT)],
                        capture_output=True, text=True)

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import costlang
+import pytest
 from costlang.printers.latex import LatexDocPrinter
 from costlang.printers.markdown import MarkdownPrinter
 from costlang.tools import regen
@@ -74,6 +75,7 @@ def test_every_golden_math_fragment_renders_in_katex():
     assert not errors, errors[:5]
 
 
+@pytest.mark.slow  # the golden fragments above run KaTeX by default; this one with COSTLANG_SLOW=1
 def test_every_solve_math_fragment_renders_in_katex():
     """The solve sections (roots, regimes, whole answers, no-crossing reasons, limits, hardware
     targets, regime maps) of every query example, in both languages and both formats."""

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, example_files
 
 DRIVER = """
@@ -43,6 +45,7 @@ def _runs(output: str) -> dict:
     return runs
 
 
+@pytest.mark.slow  # three whole runs of every example in fresh interpreters
 def test_examples_print_the_same_bytes_every_time(tmp_path):
     first, second = _start(2, ROOT, "1"), _start(1, tmp_path, "2")  # both run at once
     out1, err1 = first.communicate(timeout=600)

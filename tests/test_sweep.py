@@ -3,6 +3,8 @@
 Hand values (llm_decode_batch.cost, fp16 weights): tokens/s = B / max(P·b/BW, 2·P·B/peak)
 = B·100/7 for B < 500 (B = 1: 14.29, B = 64: 914.3), then peak/(2·P) = 50000/7 ≈ 7143.
 """
+import functools
+
 import pytest
 
 from conftest import EXAMPLES
@@ -13,8 +15,14 @@ from costlang.cli import main
 from costlang.errors import CostlangError
 
 
+@functools.lru_cache(maxsize=None)
+def analysed(rel):
+    """Each example analysed once for the whole file (a sweep never changes its analysis)."""
+    return load(EXAMPLES / rel).analyze()
+
+
 def run_sweep(rel, over, shows):
-    a = load(EXAMPLES / rel).analyze()
+    a = analysed(rel)
     return a, sweep(a, [parse_axis(a.program, o) for o in over], shows)
 
 
@@ -91,7 +99,7 @@ def test_sweep_over_an_explicit_list_of_points():
     ("B=1,2.5", "B is a dim: its listed values must be whole numbers"),
 ])
 def test_bad_point_lists_are_errors(over, message):
-    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    a = analysed("queries/llm_decode_batch.cost")
     with pytest.raises(CostlangError, match=message):
         parse_axis(a.program, over)
 
@@ -99,7 +107,7 @@ def test_bad_point_lists_are_errors(over, message):
 def test_a_point_count_of_seven_digits_is_taken_at_its_word():
     # `:lin:N` once fell back to 11 points when N had 7 digits or more; now N points are made, or
     # a limit is named. 100000 is the per-symbol limit itself (a boundary: it is allowed).
-    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    a = analysed("queries/llm_decode_batch.cost")
     assert len(parse_axis(a.program, "B=1..100000:lin:100000").values) == 100000
     with pytest.raises(CostlangError, match="1 to 100000 points per symbol, not 1000000"):
         parse_axis(a.program, "B=1..2000000:lin:1000000")

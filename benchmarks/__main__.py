@@ -1,0 +1,183 @@
+"""The benchmarks of issue 10: `python -m benchmarks [--repeat N] [--quick]`.
+
+Prints one table: case, median CPU seconds (user + system, of the whole process where the case
+is a process; CPU rather than wall time because the machine may be shared), the ratio to the import
+floor (`python -c "import sympy, lark, networkx"`, measured in the same run), and the goal. Then
+it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
+
+- start-up: `costlang run` on the chapter's examples;
+- the unrolled transformer (`benchmarks/transformer.py`), L = 1, 8, 32, 80, sizes bound and free;
+- a 12-scenario `compare` of the 8-layer model against one run of it;
+- a 10⁶-point sweep (1000 × 1000), after start-up, in process;
+- llm-analysis (optional: `pip install llm-analysis`), decode latency of Llama-2-70B for batch
+  1..100, per configuration, against costlang's sweep of the same question.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .transformer import transformer
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def _cpu_of(cmd: list[str], cwd=None) -> float:
+    """CPU seconds (user + system) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{done.stderr}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _median(fn, repeat: int) -> float:
+    return statistics.median(fn() for _ in range(repeat))
+
+
+def _costlang(*args: str) -> list[str]:
+    return [sys.executable, "-m", "costlang", *args, "--time-budget", "1000"]
+
+
+class Table:
+    def __init__(self, floor: float):
+        self.floor, self.rows = floor, []
+
+    def add(self, case: str, seconds: float, goal: str, ok: bool | None = None, ratio: float | None = None):
+        ratio = seconds / self.floor if ratio is None else ratio
+        self.rows.append((case, f"{seconds:.3f}", f"{ratio:.2f}", goal, "" if ok is None else ("yes" if ok else "NO")))
+
+    def text(self) -> str:
+        header = ("case", "median CPU s", "× floor", "goal", "met")
+        widths = [max(len(r[i]) for r in [header, *self.rows]) for i in range(5)]
+        line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+        return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+                          *map(line, self.rows)])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=5, help="runs per case (the median is shown)")
+    p.add_argument("--quick", action="store_true", help="L = 1, 8, 32 only; 3 runs per case")
+    args = p.parse_args(argv)
+    repeat = 3 if args.quick else args.repeat
+    floor = _median(lambda: _cpu_of([sys.executable, "-c", "import sympy, lark, networkx"]), repeat)
+    t = Table(floor)
+    t.add("import floor: python -c 'import sympy, lark, networkx'", floor, "reference")
+    for rel in ("roofline/vector_add_fp16.cost", "roofline/gemm_4096.cost", "roofline/llm_decode_70b.cost"):
+        s = _median(lambda: _cpu_of(_costlang("run", str(EXAMPLES / rel))), repeat)
+        t.add(f"costlang run examples/{rel}", s, "≤ 1.3× floor", s <= 1.3 * floor)
+    with tempfile.TemporaryDirectory() as tmp:
+        _transformers(t, Path(tmp), repeat, args.quick)
+        _scenarios(t, Path(tmp), repeat)
+    _sweep(t)
+    _peer(t)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}, "
+          f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.1f}")
+    print(t.text())
+    from .checks import run_checks
+    failures = run_checks()
+    print("outputs unchanged and exact: " + ("yes" if not failures else "NO\n  " + "\n  ".join(failures)))
+    return 1 if failures else 0
+
+
+def _transformers(t: Table, tmp: Path, repeat: int, quick: bool) -> None:
+    times = {}
+    for layers in (1, 8, 32) if quick else (1, 8, 32, 80):
+        for free in (False, True):
+            f = tmp / f"t{layers}{'f' if free else ''}.cost"
+            f.write_text(transformer(layers, free), encoding="utf-8")
+            times[layers, free] = s = _median(lambda: _cpu_of(_costlang("run", str(f))), repeat)
+            goal, ok = "", None
+            if layers == 80:
+                goal, ok = ("≤ 4 s", s <= 4) if free else ("≤ 2 s", s <= 2)
+            t.add(f"transformer L={layers} ({34 * layers} ops), {'B, S free' if free else 'bound'}", s,
+                  goal or "linear in L", ok)
+    top = 32 if quick else 80
+    # time per layer beyond the one-layer run (start-up and fixed costs), at L = top against L = 8
+    per_layer = lambda L: (times[L, False] - times[1, False]) / (L - 1)  # noqa: E731
+    growth = per_layer(top) / per_layer(8)
+    t.add(f"  bound, per extra layer at L={top} (× = vs L=8)", per_layer(top),
+          "doubling L ≤ doubles it (× ≤ 1)", growth <= 1.0, ratio=growth)
+
+
+def _scenarios(t: Table, tmp: Path, repeat: int) -> None:
+    base = transformer(8)
+    names = [f"b{2 ** i}" for i in range(11)] + ["s8k"]
+    scenarios = [f"scenario b{2 ** i} {{ B = {2 ** i} }}" for i in range(11)] + ["scenario s8k { S = 8192 }"]
+    one, many = tmp / "one.cost", tmp / "many.cost"
+    query = 'query "tokens/s" = B * S / t_kernel()\n'
+    one.write_text(base + query, encoding="utf-8")
+    many.write_text(base + query + "\n".join(scenarios) + "\ncompare baseline, " + ", ".join(names) + "\n",
+                    encoding="utf-8")
+    single = _median(lambda: _cpu_of(_costlang("run", str(one))), repeat)
+    twelve = _median(lambda: _cpu_of(_costlang("run", str(many))), repeat)
+    t.add("transformer L=8, one run (the reference below)", single, "")
+    t.add("  same file with 12 scenarios and a compare", twelve, "≤ 1.5× one run", twelve <= 1.5 * single,
+          ratio=twelve / single)
+
+
+def _in_process_cpu(fn) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def _sweep(t: Table) -> None:
+    from costlang import load
+    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.budget import limit
+    with limit(1000):
+        a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+        axes = [parse_axis(a.program, "B=1..1000:lin:1000"), parse_axis(a.program, "S=1..1000:lin:1000")]
+        shows = ["tokens/s", "t_kernel(step)"]
+        sweep(a, axes, shows)  # the first sweep also fills the analysis caches
+        s = statistics.median(_in_process_cpu(lambda: sweep(a, axes, shows)) for _ in range(3))
+    rate = 10 ** 6 / s
+    t.add("sweep 1000 × 1000 = 10⁶ points, 2 outputs, after start-up", s, "≤ 0.5 s", s <= 0.5)
+    t.add(f"  = {rate / 1e6:.1f} M points/s per output", s / 2, "≥ 10⁷ points/s", rate >= 1e7)
+
+
+def _peer(t: Table) -> None:
+    try:
+        import logging
+        logging.disable(logging.WARNING)
+        from llm_analysis.analysis import infer
+    except ImportError:
+        t.add("llm-analysis: not installed (pip install llm-analysis), comparison skipped", 0.0, "", None, ratio=0)
+        return
+
+    def peer():
+        for b in range(1, 101):
+            infer(model_name="upstage_Llama-2-70b-instruct-v2", gpu_name="a100-sxm-80gb",
+                  dtype_name="w4a16e16", batch_size_per_gpu=b, seq_len=512, num_tokens_to_generate=1,
+                  log_level="ERROR")
+    theirs = statistics.median(_in_process_cpu(peer) for _ in range(3)) / 100
+    from costlang import load
+    from costlang.analysis.sweep import parse_axis, sweep
+    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    ours = {}
+    for n in (100, 100000):
+        axes = [parse_axis(a.program, f"B=1..{n}:lin:{n}")]
+        sweep(a, axes, ["t_kernel(step)"])
+        ours[n] = statistics.median(_in_process_cpu(lambda: sweep(a, axes, ["t_kernel(step)"]))
+                                    for _ in range(3)) / n
+    t.add("llm-analysis 0.2.2: decode step of a 70B model, per configuration (batch 1..100)", theirs, "peer",
+          ratio=theirs / t.floor)
+    for n, s in ours.items():
+        t.add(f"  costlang sweep, per configuration ({n} batches), × = peer / costlang", s,
+              "≥ 100× faster", theirs / s >= 100, ratio=theirs / s)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
