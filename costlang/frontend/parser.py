@@ -159,7 +159,7 @@ class _ToAst(Transformer):
                           args or (), alias)
 
     def import_args(self, meta, c):
-        return c[0]
+        return _options(c)
 
     def import_alias(self, meta, c):
         return ast.Name(self._plain(c[0]), self._tspan(c[0]))

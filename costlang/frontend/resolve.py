@@ -103,6 +103,10 @@ class _Resolver:
         else:
             target = _resources.stdlib_dir() / f"{s.target}.cost"
         _check_import_target(s, target, path)
+        if s.args or s.alias is not None:
+            from .imports import import_with  # arguments and namespaces
+            import_with(self, s, target)
+            return
         self.import_path(target, s.span)
 
     # --- definitions ----------------------------------------------------------------------
@@ -110,10 +114,13 @@ class _Resolver:
         key = (namespace, name)
         if key in self.origin:
             module, first = self.origin[key]
-            if not (overridable and module != self.module_name):
+            # a file may redefine a stdlib op, dtype or hardware; two of the user's files may not
+            if not (overridable and module != self.module_name and _is_stdlib(module)):
                 raise SemanticError(f"'{name}' is already defined (at line {first.line}"
                                     f"{'' if first.file == span.file else ' of ' + first.file})",
-                                    span, "every name is assigned once; pick a new name")
+                                    span, "every name is assigned once; pick a new name" if first.file == span.file
+                                    else "a name may be defined in one file only; import the other "
+                                    "file under a name of its own (`import \"x.cost\" as x`)")
         self.origin[key] = (self.module_name, span)
 
     def stmt_Binding(self, s: ast.Binding, path) -> None:
@@ -302,6 +309,13 @@ class _Resolver:
         for attr in ("name",):
             if isinstance(getattr(stmt, attr, None), str):
                 self.poisoned.add(getattr(stmt, attr))
+
+
+def _is_stdlib(module: str) -> bool:
+    try:
+        return Path(module).resolve().parent == _resources.stdlib_dir().resolve()
+    except (OSError, ValueError):
+        return False
 
 
 def _defined_names(module: ast.Module) -> dict[str, Span]:
