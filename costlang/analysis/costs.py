@@ -102,11 +102,21 @@ def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
     reads: list[Traffic] = []
     seen: set[str] = set()
     for node in nodes:
+        partial = dict(node.partial_reads)
         for t in node.inputs:
-            s = program.tensors[t].storage
-            if s not in produced and s not in seen:
-                seen.add(s)
-                reads.append(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes))
+            tensor = program.tensors[t]
+            s = tensor.storage
+            if s in produced:
+                continue
+            if t in partial:  # a gather reads only the rows it gathers
+                key, name, size = f"{s}@{node.name}", s, partial[t]
+            elif tensor.partial:  # a slice or split part: its reader reads only that part
+                key, name, size = t, t, tensor.bytes
+            else:
+                key, name, size = s, s, program.tensors[s].bytes
+            if key not in seen:
+                seen.add(key)
+                reads.append(Traffic(name, role_of(program, s, outputs), size))
     writes = [Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes) for s in produced
               if s in outputs or consumers.get(s, set()) - set(ops)]
     stated = nodes[0] if len(nodes) == 1 and nodes[0].kind == "custom" else None

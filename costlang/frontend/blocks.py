@@ -60,6 +60,9 @@ def assign(r, s: ast.Assign) -> None:
             _repeat(r, s, targets)
         elif call.op in r.program.blocks:
             call_block(r, call, targets, targets[0])
+        elif call.op == "split" and "split" not in r.program.ops:
+            from .builtins import split
+            split(r, s, targets)
         else:
             if len(targets) > 1:
                 raise SemanticError(f"'{call.op}' gives one tensor, not {len(targets)}", s.span,
@@ -74,7 +77,7 @@ def assign(r, s: ast.Assign) -> None:
 def add_op(r, s: ast.Assign) -> Tensor:
     """One op node (nested operands first, each a node of its own) and the tensor it computes."""
     from .calls import resolve_call
-    if s.call.op not in r.program.blocks and s.call.op != "custom":
+    if s.call.op not in r.program.blocks and s.call.op not in ("custom", "split", "slice"):
         s = dataclasses.replace(s, call=_flatten(r, s.call))
     r.define("value", s.name, s.name_span)
     node, tensor = resolve_call(r, s)
@@ -124,7 +127,9 @@ def _mentions_tensor(r, expr) -> bool:
     if isinstance(expr, ast.Name):
         return expr.id in r.program.tensors
     if isinstance(expr, ast.Call):
+        from .builtins import BUILTINS
         return (expr.func in r.program.ops or expr.func in r.program.blocks or expr.func == "custom"
+                or expr.func in BUILTINS
                 or any(_mentions_tensor(r, a) for a in expr.args))
     if isinstance(expr, ast.BinOp):
         return _mentions_tensor(r, expr.left) or _mentions_tensor(r, expr.right)

@@ -12,11 +12,12 @@ import dataclasses
 
 import sympy
 
-from ..errors import SemanticError
+from ..errors import SemanticError, ShapeError
 from ..ir.kinds import RULES, CallContext
 from ..ir.program import OpNode, OpSpec, Tensor
 from ..units import BYTE, DIMENSIONLESS, FLOP
 from . import ast
+from .builtins import BUILTINS, resolve_builtin
 from .hardware import check_fraction
 
 __all__ = ["resolve_call", "tensor_arg"]
@@ -27,6 +28,8 @@ _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
 
 def resolve_call(r, s: ast.Assign):
     call = s.call
+    if call.op in BUILTINS and call.op not in r.program.ops:
+        return resolve_builtin(r, s)
     spec = _op(r, call)
     args = [tensor_arg(r, a, s.name, numbers_ok=spec.kind == "elementwise") for a in call.args]
     inputs = tuple(a for a in args if a is not None)
@@ -118,16 +121,18 @@ def _check_arity(spec: OpSpec, call: ast.OpCall, inputs) -> None:
                             f"({', '.join(spec.params)}), not {len(inputs)}", call.span)
 
 
-def _axis(r, call: ast.OpCall, spec: OpSpec):
+def _axis(r, call: ast.OpCall, spec: OpSpec, inputs):
+    """`axis = N` (negative from the end) or `axis = d` (the dimension of that size), for
+    reductions and row-wise ops (softmax over any axis costs the same per element)."""
+    from .builtins import axis_of
     axis = None
     for kw in call.kwargs:
-        if kw.name != "axis" or spec.kind != "reduce":
+        if kw.name != "axis" or spec.kind not in ("reduce", "rowwise"):
             raise SemanticError(f"'{spec.name}' takes no option '{kw.name}'", kw.span,
-                                "only reductions take `axis = N`" if kw.name == "axis" else None)
-        value = r.expect(kw.value, DIMENSIONLESS, "an axis").expr
-        if not value.is_Integer:
-            raise SemanticError(f"an axis must be a whole number, not {value}", kw.value.span)
-        axis = int(value)
+                                "only reductions and row-wise ops take `axis = N`" if kw.name == "axis" else None)
+        if not inputs[0].shape:
+            raise ShapeError(f"{spec.name}: cannot reduce the scalar {inputs[0].name}", call.span)
+        axis = axis_of(r, kw.value, inputs[0])
     return axis
 
 
@@ -137,7 +142,7 @@ def _library_call(r, s: ast.Assign, spec: OpSpec, inputs):
     if call.result_type and spec.kind != "view":
         raise SemanticError(f"'{spec.name}' infers its result type; `-> type` is for views "
                             "(reshape) and custom kernels", call.result_type.span)
-    ctx = CallContext(spec, inputs, _axis(r, call, spec), result_shape, r.program.bindings, call.span)
+    ctx = CallContext(spec, inputs, _axis(r, call, spec, inputs), result_shape, r.program.bindings, call.span)
     result = RULES[spec.kind](ctx)
     dtype = result.dtype
     if call.as_dtype is not None:

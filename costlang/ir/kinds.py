@@ -66,14 +66,25 @@ def _widest(inputs) -> Dtype:
     return best
 
 
-def broadcast(ctx: CallContext) -> tuple[sympy.Expr, ...]:
-    """NumPy broadcasting over symbolic shapes: dims align from the right; 1 stretches."""
+def broadcast(ctx: CallContext, explicit_ones: bool = True) -> tuple[sympy.Expr, ...]:
+    """NumPy broadcasting over symbolic shapes: dims align from the right; 1 stretches. A size-1
+    dimension stretches only when it is written as a literal 1 (`fp16[1, d]`) with
+    `explicit_ones`: a size that merely equals 1 (`dim B = 1`) stretching to 32 would multiply
+    the FLOPs silently, so it needs `broadcast(x) -> dt[shape]`."""
     ndim = max(len(t.shape) for t in ctx.inputs)
     out = []
     for i in range(1, ndim + 1):
         dims = [t.shape[-i] for t in ctx.inputs if len(t.shape) >= i]
         chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)),
                       dims[0])
+        for t in ctx.inputs:
+            d = t.shape[-i] if len(t.shape) >= i else None
+            if d is not None and explicit_ones and d != 1 and same_dim(d, sympy.Integer(1), ctx.bindings) \
+                    and not same_dim(chosen, sympy.Integer(1), ctx.bindings):
+                raise ShapeError(f"{ctx.op.name}: {t.name}{shape_text(t.shape)} would be stretched from "
+                                 f"{d} = 1 to {chosen}, which multiplies the work silently", ctx.span,
+                                 f"say so: `{t.name}_b = broadcast({t.name}) -> {t.dtype.name}[...]`, or "
+                                 "declare the dimension as a literal 1")
         for d in dims:
             if not (same_dim(d, chosen, ctx.bindings, ctx.span)
                     or same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)):
@@ -103,7 +114,7 @@ def _matmul(ctx: CallContext) -> KindResult:
                          f"dimension of {b.name} ({k2})")
     batch_ctx = CallContext(ctx.op, tuple(_batch_view(t) for t in (a, b)), None, None,
                             ctx.bindings, ctx.span)
-    batch = broadcast(batch_ctx) if any(len(t.shape) > 2 for t in (a, b)) else ()
+    batch = broadcast(batch_ctx, explicit_ones=False) if any(len(t.shape) > 2 for t in (a, b)) else ()
     shape = tuple(batch) + (m, n)
     return KindResult(shape, a.dtype, ctx.op.flops * _numel(batch) * m * n * k)
 
