@@ -190,7 +190,7 @@ CATALOGUE = [
      None),
     ('axis out of range',
      T + 'C = sum(A, axis = 3)\n',
-     't.cost:3:5: error: sum: axis 3 is out of range for A[4]',
+     't.cost:3:19: error: sum: axis 3 is out of range for A[4]',
      None),
     ('matmul of a vector',
      T + 'C = matmul(A, A)\n',

@@ -22,7 +22,7 @@ __all__ = ["BUILTINS", "resolve_builtin", "split", "axis_of"]
 BUILTINS = ("concat", "slice", "split", "gather", "embedding", "broadcast")
 
 
-def axis_of(r, value: ast.Expr, x: Tensor, default: int = -1) -> int:
+def axis_of(r, value: ast.Expr, x: Tensor, default: int = -1, op: str = "") -> int:
     """An axis of x: a whole number (negative counts from the end) or the name of its dimension."""
     if value is None:
         n = default
@@ -33,12 +33,13 @@ def axis_of(r, value: ast.Expr, x: Tensor, default: int = -1) -> int:
         else:
             found = [i for i, d in enumerate(x.shape) if same_dim(d, v, r.program.bindings, value.span)]
             if len(found) != 1:
-                raise ShapeError(f"{x.name}{shape_text(x.shape)} has {'no' if not found else 'several'} "
+                raise ShapeError(f"{op + ': ' if op else ''}{x.name}{shape_text(x.shape)} has "
+                                 f"{'no' if not found else 'several'} "
                                  f"dimension{'s' * bool(found)} equal to {value.span.text}", value.span,
                                  "give the axis by its number, e.g. `axis = -1`")
             return found[0]
     if not -len(x.shape) <= n < len(x.shape):
-        raise ShapeError(f"axis {n} is out of range for {x.name}{shape_text(x.shape)}",
+        raise ShapeError(f"{op + ': ' if op else ''}axis {n} is out of range for {x.name}{shape_text(x.shape)}",
                          value.span if value is not None else x.span)
     return n % len(x.shape)
 
@@ -80,7 +81,7 @@ def _concat(r, s):
     if len(xs) < 2:
         raise SemanticError("concat joins two or more tensors", s.call.span)
     first = xs[0]
-    axis = axis_of(r, kw.get("axis"), first)
+    axis = axis_of(r, kw.get("axis"), first, op="concat")
     for t in xs[1:]:
         same = t.dtype.name == first.dtype.name and len(t.shape) == len(first.shape) and all(
             i == axis or same_dim(a, b, r.program.bindings, s.call.span)
@@ -123,7 +124,7 @@ def _slice(r, s):
                             s.call.span)
     (x,) = _tensors(r, s, s.call.args[:1])
     start, stop = (r.expect(a, DIMENSIONLESS, "a slice bound").expr for a in s.call.args[1:])
-    return _part(r, s, s.name, s.name_span, x, axis_of(r, kw.get("axis"), x, 0), start, stop)
+    return _part(r, s, s.name, s.name_span, x, axis_of(r, kw.get("axis"), x, 0, "slice"), start, stop)
 
 
 def _split_one(r, s):
@@ -135,7 +136,7 @@ def split(r, s: ast.Assign, targets: tuple[str, ...]) -> None:
     """`a, b, c = split(x[, sizes...], axis = N)`: equal parts, one per target, or the sizes given."""
     kw = _kwargs(s.call, ("axis",))
     (x,) = _tensors(r, s, s.call.args[:1])
-    axis = axis_of(r, kw.get("axis"), x)
+    axis = axis_of(r, kw.get("axis"), x, op="split")
     sizes = [r.expect(a, DIMENSIONLESS, "a part's size").expr for a in s.call.args[1:]]
     if sizes and len(sizes) != len(targets):
         raise SemanticError(f"split gives {len(sizes)} parts but {len(targets)} names", s.span)

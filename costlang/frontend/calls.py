@@ -132,7 +132,7 @@ def _axis(r, call: ast.OpCall, spec: OpSpec, inputs):
                                 "only reductions and row-wise ops take `axis = N`" if kw.name == "axis" else None)
         if not inputs[0].shape:
             raise ShapeError(f"{spec.name}: cannot reduce the scalar {inputs[0].name}", call.span)
-        axis = axis_of(r, kw.value, inputs[0])
+        axis = axis_of(r, kw.value, inputs[0], op=spec.name)
     return axis
 
 
