@@ -11,8 +11,6 @@ import csv
 import io
 import math
 
-import numpy as np
-
 import sympy
 from sympy.printing.str import StrPrinter
 
@@ -322,6 +320,7 @@ def sweep_csv(sw) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*sw.symbols, *sw.labels, "crossing"])
+    import numpy as np  # only sweeps need numpy: `costlang run` never imports it
     # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
     cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
     w.writerows(zip(*cells, sw.marks))
