@@ -18,6 +18,7 @@ import sympy
 
 from ..ir.program import RESIDENT_ROLES, Program
 from .costs import Traffic, role_of
+from .memo import smax
 
 __all__ = ["Footprint", "footprint"]
 
@@ -56,7 +57,11 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
         if s in birth:
             death[s] = max(last, 0)
     steps = _live_per_step(program, birth, death, max(len(kernels), 1))
-    live = sympy.Max(*set(steps)) if steps else sympy.Integer(0)
+    # A step where nothing is born holds at most what the step before held (only deaths since),
+    # so it cannot be the peak; the Max of the rest is remembered (scenarios share the schedule).
+    born_at = set(birth.values())
+    peaks = [step for i, step in enumerate(steps) if i == 0 or i in born_at]
+    live = smax(*dict.fromkeys(peaks)) if steps else sympy.Integer(0)
     peak_index = _peak_index(steps, live, bindings)
     at_peak = ()
     if peak_index is not None:
