@@ -25,6 +25,7 @@ def _kotex() -> bool:
                                                    text=True).stdout.strip())
 
 
+@pytest.mark.slow  # compiles PDFs with TeX (where installed); COSTLANG_SLOW=1 runs it
 @pytest.mark.skipif(not shutil.which("pdflatex"), reason="TeX is not installed (CI checks the math with KaTeX)")
 @pytest.mark.parametrize("lang", ["en", "ko"])
 @pytest.mark.parametrize("rel", FILES)
