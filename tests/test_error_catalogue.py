@@ -263,7 +263,7 @@ CATALOGUE = [
     ('missing stdlib module',
      H + 'import nosuchmodule\n',
      "t.cost:2:1: error: cannot import 'nosuchmodule': the stdlib has no module of that name",
-     'stdlib modules: dtypes, hardware, hardware_amd, hardware_google, hardware_intel, hardware_nvidia, ops, prelude; to import a file, quote its path: import "nosuchmodule.cost"'),
+     'stdlib modules: collectives, dtypes, hardware, hardware_amd, hardware_google, hardware_intel, hardware_nvidia, ops, prelude, systems; to import a file, quote its path: import "nosuchmodule.cost"'),
     ('python file imported',
      H + 'import "module.py"\n',
      't.cost:2:1: error: cannot import "module.py": only .cost files can be imported',

@@ -25,7 +25,8 @@ __all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evalu
 
 #: kernel figures: attributes of KernelResult and Totals of the same name
 _FIGURES = ("flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
-            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak", "algorithmic_bytes")
+            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak", "algorithmic_bytes",
+            "t_comms")
 _MEASURED = ("measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
              "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops")
 
@@ -112,6 +113,15 @@ class _QueryScope:
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
+        if f == "comms_bytes":
+            target = self._target(node, allow_none=True)
+            kernels = self.a.kernels if target is self.a.totals else (target,)
+            return Value(sympy.Add(*[k.comms.comms.sent for k in kernels if k.comms]), BYTE)
+        if f == "comms_latency":  # the α part of T_comms: steps · α
+            target = self._target(node, allow_none=True)
+            kernels = self.a.kernels if target is self.a.totals else (target,)
+            return Value(sympy.Add(*[k.comms.comms.steps * k.comms.link.latency for k in kernels if k.comms]),
+                         SECOND)
         if f == "t_launch":
             target = self._target(node, allow_none=True)
             return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
@@ -169,6 +179,8 @@ class _QueryScope:
         if f == "footprint":
             self._no_args(node)
             return Value(a.footprint.bytes, BYTE)
+        if f in ("chips", "footprint_system", "t_overlap", "t_serial"):
+            return self._many_chips(node)
         if f == "peak":
             if not node.args or not isinstance(node.args[0], ast.Name):
                 raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
@@ -196,6 +208,21 @@ class _QueryScope:
         hws = [x for x in args if isinstance(x, ast.Name) and x.id in self.a.program.hardware]
         rest = [x.id for x in args if x not in hws]
         return (self._hardware(hws[0]) if hws else self.a.hardware), (rest[0] if rest else None)
+
+    def _many_chips(self, node: ast.Call) -> Value:
+        self._no_args(node)
+        a, f = self.a, node.func
+        system = a.program.system
+        chips = system.chips if system is not None else sympy.Integer(1)
+        if f == "chips":
+            return Value(chips, DIMENSIONLESS)
+        if f == "footprint_system":
+            return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
+        t = a.totals
+        if f == "t_overlap":
+            return Value(t.t_overlap if t.t_overlap is not None
+                         else t.t_launch + sympy.Max(t.t_compute, t.t_memory), SECOND)
+        return Value(t.t_serial if t.t_serial is not None else t.t_launch + t.t_compute + t.t_memory, SECOND)
 
     def _hardware(self, arg: ast.Expr):
         if not isinstance(arg, ast.Name) or arg.id not in self.a.program.hardware:

@@ -17,12 +17,13 @@ from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
+from .comms import KernelComms, kernel_comms, program_bounds
 from .costs import KernelCost
 from .footprint import Footprint, footprint
 from .memo import smax, smin
 from .shared import bindings_key, decide_bound, structure
 from .levels import binding_level, check_kernel_factors, factor, level_times
-from .verdict import Verdict, decide
+from .verdict import Verdict, decide, decide_comms
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze", "select_hardware"]
 
@@ -54,6 +55,8 @@ class KernelResult:
     #: the figures above are per run, totals add count × figure
     count: sympy.Expr = sympy.Integer(1)
     repeat: tuple[str, ...] = ()  # the repeats (innermost last) whose body the kernel is in
+    t_comms: sympy.Expr = sympy.Integer(0)   # collectives only (analysis.comms)
+    comms: Optional[KernelComms] = None
 
     @property
     def algorithmic_bytes(self):
@@ -91,6 +94,10 @@ class Totals:
     launches: int  # an int, or a sympy expression when a repeat has a symbolic count
     bound: Verdict
     level: Optional[str] = None   # the binding memory level of the sums (None: one level)
+    t_comms: sympy.Expr = sympy.Integer(0)
+    #: many chips: full overlap (launch + max(ΣT_compute, ΣT_memory, ΣT_comms)) and none (their sum)
+    t_overlap: Optional[sympy.Expr] = None
+    t_serial: Optional[sympy.Expr] = None
 
 
 @dataclass
@@ -180,12 +187,18 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     binding = binding_level(levels, main.level, bindings)
     t_memory = binding.t_memory
     repeat = program.nodes[k.ops[0]].repeat
+    comms = kernel_comms(program, k.ops)
+    t_comms = comms.t_comms if comms else sympy.Integer(0)
+    times = (t_compute, t_memory, t_comms) if comms else (t_compute, t_memory)
+    span = program.nodes[k.ops[0]].span
+    bound = decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, span)
+    if comms:
+        bound = decide_comms(bound, t_compute, t_memory, t_comms, hw.launch, bindings, span)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
-        intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(t_compute, t_memory),
-        attainable, attainable / peak,
-        decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, program.nodes[k.ops[0]].span),
-        levels, binding.level if len(levels) > 1 else None, ce, program.count(repeat), repeat)
+        intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(*times),
+        attainable, attainable / peak, bound,
+        levels, binding.level if len(levels) > 1 else None, ce, program.count(repeat), repeat, t_comms, comms)
 
 
 _FIGURES: dict = {}
@@ -270,10 +283,15 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
     istar = _program_istar(flops, tc, hw)
     busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory) for k in kernels])
     verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
+    tcomms = add("t_comms")
+    if tcomms != 0:
+        verdict = decide_comms(verdict, tc, tm, tcomms, sympy.Integer(0), bindings, span)
     if kernels and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")
+    lower, upper = program_bounds(tc, tm, tcomms, t_launch) if tcomms != 0 else (None, None)
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
-                  tc, tm, t_launch, tk, launches, verdict, _total_level(kernels, hw, bindings))
+                  tc, tm, t_launch, tk, launches, verdict, _total_level(kernels, hw, bindings),
+                  tcomms, lower, upper)
 
 
 def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:

@@ -15,10 +15,11 @@ from ..budget import time_budget
 from ..errors import Span
 from .memo import smax
 
-__all__ = ["Verdict", "decide", "clear_caches"]
+__all__ = ["Verdict", "decide", "decide_comms", "clear_caches"]
 
 MEMORY, COMPUTE, LAUNCH, BALANCED, DEPENDS = (
     "memory-bound", "compute-bound", "launch-bound", "balanced", "depends")
+COMMS, COMMS_DEPENDS = "comms-bound", "comms-depends"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Verdict:
     launch_condition: Optional[str] = None
 
     def __str__(self) -> str:
+        if self.bound == COMMS_DEPENDS:
+            return f"comms-bound when {self.condition}, else memory- or compute-bound"
         text = self.bound if self.condition is None else \
             f"memory-bound when {self.condition}, else compute-bound"
         return text if self.launch_condition is None else \
@@ -88,6 +91,21 @@ def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
     if sign is not None:
         return Verdict({1: MEMORY, -1: COMPUTE, 0: BALANCED}[sign], None, launch_condition)
     return Verdict(DEPENDS, _condition([t_memory > t_compute], span), launch_condition)
+
+
+def decide_comms(roofline: Verdict, t_compute, t_memory, t_comms, launch, bindings,
+                 span: Optional[Span] = None) -> Verdict:
+    """Comms-bound when T_comms exceeds both T_compute and T_memory; else the roofline verdict."""
+    t_comms = t_comms.xreplace(bindings)
+    busy = sympy.Max(t_compute, t_memory).xreplace(bindings)
+    if _sign(launch.xreplace(bindings) - sympy.Max(busy, t_comms), span) == 1:
+        return Verdict(LAUNCH)
+    sign = _sign(t_comms - busy, span)
+    if sign == 1:
+        return Verdict(COMMS)
+    if sign is None:
+        return Verdict(COMMS_DEPENDS, _condition([t_comms > t_compute, t_comms > t_memory], span))
+    return Verdict(BALANCED) if sign == 0 else roofline
 
 
 _CONDITIONS: dict = {}

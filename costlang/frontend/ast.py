@@ -239,6 +239,52 @@ class HardwareDef:
 class Use:
     hardware: Name
     span: Span
+    kind: str = "hardware"  # "hardware", or "system" for `use system NAME`
+
+
+@dataclass(frozen=True)
+class AxisDef:
+    """`axis NAME = SIZE` inside a system: a mesh axis, a group of chips."""
+    name: str
+    size: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class LinkDef:
+    """`link KIND over AXIS, ... { one_way | bidirectional = ...; latency = ...; links = ... }`."""
+    kind: Name
+    axes: tuple[Name, ...]
+    options: tuple[Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class SystemDef:
+    """`system NAME [: BASE] { chip = HW; axis ...; link ... }`: chips of one hardware on a mesh."""
+    name: str
+    base: Optional[Name]
+    axes: tuple[AxisDef, ...]
+    links: tuple[LinkDef, ...]
+    options: tuple[Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Shard:
+    """`shard T, ...: [axis | _, ...]`: split each tensor's dims over mesh axes (`_`: replicated)."""
+    tensors: tuple[Name, ...]
+    spec: tuple[Name, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """`parallel KIND over AXIS [{ options }]`: one parallelism (tensor, data, pipeline, expert)."""
+    kind: Name
+    axis: Name
+    options: tuple[Option, ...]
+    span: Span
 
 
 @dataclass(frozen=True)
@@ -295,7 +341,8 @@ class Compare:
 
 
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
-                  Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return]
+                  Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return,
+                  SystemDef, Shard, Parallel]
 
 
 @dataclass(frozen=True)

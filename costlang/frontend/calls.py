@@ -33,6 +33,9 @@ def resolve_call(r, s: ast.Assign):
     spec = _op(r, call)
     args = [tensor_arg(r, a, s.name, numbers_ok=spec.kind == "elementwise") for a in call.args]
     inputs = tuple(a for a in args if a is not None)
+    if spec.kind == "collective":
+        from .collectives import collective_call
+        return collective_call(r, s, spec, inputs)
     if spec.kind != "custom":
         _check_arity(spec, call, args)
         if not inputs:

@@ -294,8 +294,36 @@ class _ToAst(Transformer):
             _options(items), self._span(meta),
             tuple(i for i in items if isinstance(i, ast.EfficiencyDef)))
 
+    def use_kind(self, meta, c):
+        return str(c[0])
+
     def use_stmt(self, meta, c):
-        return ast.Use(ast.Name(str(c[-1]), self._tspan(c[-1])), self._span(meta))
+        return ast.Use(ast.Name(str(c[-1]), self._tspan(c[-1])), self._span(meta), c[0] or "hardware")
+
+    def name_list(self, meta, c):
+        return tuple(ast.Name(str(t), self._tspan(t)) for t in c)
+
+    def axis_item(self, meta, c):
+        return ast.AxisDef(str(c[0]), c[1], self._span(meta))
+
+    def link_item(self, meta, c):
+        return ast.LinkDef(ast.Name(str(c[0]), self._tspan(c[0])), c[1], c[2], self._span(meta))
+
+    def system_def(self, meta, c):
+        name, base, *items = c
+        return ast.SystemDef(
+            str(name), ast.Name(str(base), self._tspan(base)) if base else None,
+            tuple(i for i in items if isinstance(i, ast.AxisDef)),
+            tuple(i for i in items if isinstance(i, ast.LinkDef)),
+            _options(items), self._span(meta))
+
+    def shard_stmt(self, meta, c):
+        return ast.Shard(c[0], c[1], self._span(meta))
+
+    def parallel_stmt(self, meta, c):
+        kind, axis, body = c
+        return ast.Parallel(ast.Name(str(kind), self._tspan(kind)), ast.Name(str(axis), self._tspan(axis)),
+                            body or (), self._span(meta))
 
     def let_stmt(self, meta, c):
         return ast.Let(self._plain(c[0]), c[1], self._span(meta))

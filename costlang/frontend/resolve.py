@@ -45,6 +45,9 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
         r.run_module(module, path)
     if r.errors:
         raise ErrorGroup(r.errors)
+    if r.program.shardings or r.program.parallels:
+        from ..passes.shard import shard_program  # the per-chip program (many chips)
+        return shard_program(r.program)
     return r.program
 
 
@@ -148,6 +151,10 @@ class _Resolver:
 
     def stmt_OpDef(self, s: ast.OpDef, path) -> None:
         self.define("op", s.name, s.span, overridable=True)
+        if s.kind.id == "collective":
+            from .collectives import collective_spec
+            self.program.ops[s.name] = collective_spec(self, s)
+            return
         if s.kind.id not in KINDS:
             raise SemanticError(f"unknown op kind '{s.kind.id}'", s.kind.span,
                                 did_you_mean(s.kind.id, KINDS) or f"kinds are: {', '.join(KINDS)}")
@@ -192,6 +199,10 @@ class _Resolver:
         self.program.hardware[s.name] = resolve_hardware(self, s)
 
     def stmt_Use(self, s: ast.Use, path) -> None:
+        if s.kind == "system":
+            from .system import select_system
+            select_system(self, s)
+            return
         if s.hardware.id not in self.program.hardware:
             raise self.unknown(s.hardware, "hardware", self.program.hardware)
         if self.program.hardware_span and self.program.hardware_span.file == s.span.file:
@@ -199,6 +210,19 @@ class _Resolver:
                                 f"{self.program.hardware_span.line})", s.span)
         self.program.selected_hardware = s.hardware.id
         self.program.hardware_span = s.span
+
+    def stmt_SystemDef(self, s: ast.SystemDef, path) -> None:
+        from .system import resolve_system
+        self.define("system", s.name, s.span, overridable=True)
+        self.program.systems[s.name] = resolve_system(self, s)
+
+    def stmt_Shard(self, s: ast.Shard, path) -> None:
+        from .sharding import shard_statement
+        shard_statement(self, s)
+
+    def stmt_Parallel(self, s: ast.Parallel, path) -> None:
+        from .sharding import parallel_statement
+        parallel_statement(self, s)
 
     def stmt_Let(self, s: ast.Let, path) -> None:
         self.define("value", s.name, s.span)

@@ -28,13 +28,16 @@ KERNEL_FUNCTIONS = {
     "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
     "algorithmic_bytes": BYTE, "working_set": BYTE,
     "weight_bytes": BYTE,  # weights and caches (of a block instance or repeat), × repeat counts
+    "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
 }
 #: result functions over a kernel (or tensor) at a memory level: `bytes_at(C, L2)`
 LEVEL_FUNCTIONS = {"bytes_at": BYTE, "t_memory_at": SECOND}
 #: result functions over a hardware (or the selected one)
 HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhead": SECOND,
                       "peak": FLOP_PER_S}
-PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE}
+PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
+                     # many chips (analysis.comms): the system's chip count, system-wide footprint, bounds
+                     "chips": DIMENSIONLESS, "footprint_system": BYTE, "t_overlap": SECOND, "t_serial": SECOND}
 RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS}
 
 
@@ -141,7 +144,7 @@ class _CheckScope(NameScope):
             what = "one kernel or tensor name" + (" (or none, for the whole program)" if allow_none else "")
             raise SemanticError(f"{node.func}() takes {what}", node.span)
         arg = node.args[0]
-        if arg.id not in p.nodes and arg.id not in p.tensors:
+        if arg.id not in p.nodes and arg.id not in p.tensors and not _inserted(p, arg.id):
             raise self.r.unknown(arg, "kernel or tensor", list(p.nodes) + list(p.tensors))
 
     def hardware_args(self, node: ast.Call) -> None:
@@ -178,3 +181,12 @@ class _CheckScope(NameScope):
 
 def _first_only(node: ast.Call) -> ast.Call:
     return ast.Call(node.func, node.args[:1], node.span, node.func_span)
+
+
+def _inserted(p, name: str) -> bool:
+    """A collective the sharding pass may insert (`<tensor>_all_reduce`, passes/shard.py): checked
+    when the analysis runs, as the pass runs once the whole file is resolved."""
+    if not (p.shardings or p.parallels):
+        return False
+    base, sep, kind = name.rpartition("_")
+    return bool(sep) and kind == "reduce" and base.endswith("_all") and base[:-4] in p.tensors

@@ -167,7 +167,7 @@ RULES: dict[str, Callable[[CallContext], KindResult]] = {
     "rowwise": _rowwise,
     "view": _view,
 }
-KINDS = tuple(RULES) + ("custom",)
+KINDS = tuple(RULES) + ("custom", "collective")
 ARITY = {"matmul": 2, "reduce": 1, "rowwise": 1, "view": 1}
 
 

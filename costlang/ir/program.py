@@ -14,6 +14,7 @@ import sympy
 from ..errors import Span
 from ..units import Unit
 from ..frontend import ast
+from .system import Comms, ParallelSpec, ShardSpec, System
 
 __all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
            "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
@@ -55,6 +56,8 @@ class OpSpec:
     kind: str
     flops: sympy.Expr
     span: Optional[Span] = None
+    #: a collective's formulas (`sent`, `steps`, `scale`) in `ir.system.GROUP` and `MESSAGE`
+    comms: tuple[tuple[str, sympy.Expr], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class OpNode:
     repeat: tuple[str, ...] = ()         # the repeats (innermost last) whose body it is in
     #: inputs read only in part (a gather reads only the gathered rows): tensor → bytes read
     partial_reads: tuple[tuple[str, sympy.Expr], ...] = ()
+    comms: Optional["Comms"] = None      # what a collective sends (ir.system)
 
     def option(self, key: str):
         return dict(self.options).get(key)
@@ -232,6 +236,18 @@ class Program:
     def count(self, repeat: tuple[str, ...]) -> sympy.Expr:
         """How many times a body inside these repeats runs: the product of their counts."""
         return sympy.Mul(*[self.repeats[r].count for r in repeat]) if repeat else sympy.Integer(1)
+
+    #: many chips (ir.system): systems, the selected one, and the sharding statements
+    systems: dict[str, System] = field(default_factory=dict)
+    selected_system: Optional[str] = None
+    shardings: list[ShardSpec] = field(default_factory=list)
+    parallels: list[ParallelSpec] = field(default_factory=list)
+    #: set by passes.shard: the program is per chip (local shapes, collectives inserted)
+    sharded: bool = False
+
+    @property
+    def system(self) -> Optional[System]:
+        return self.systems.get(self.selected_system) if self.selected_system else None
 
     def add_symbol(self, s: SymbolDef) -> None:
         self.symbols[s.name] = s

@@ -62,7 +62,7 @@ def _crosses_repeat(m: _Merge) -> bool:
 
 
 def _custom_or_view(m: _Merge) -> bool:
-    return any(k in ("custom", "view") for k in m.kinds(m.ops))
+    return any(k in ("custom", "view", "collective") for k in m.kinds(m.ops))
 
 
 def _anchors(m: _Merge) -> list[str]:

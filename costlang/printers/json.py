@@ -121,6 +121,7 @@ def to_dict(a) -> dict:
                      "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
         **_composition(a),
         **_whatif(a),
+        **_system(a),
     }
 
 
@@ -133,6 +134,14 @@ def _composition(a) -> dict:
     if found:
         out["fusion_across_blocks"] = [{"kernel": k, "blocks": list(s)} for k, s in found]
     return out
+
+
+def _system(a) -> dict:
+    """Many chips (printers/system.py): the system, its collectives and the bounds; and T_comms per kernel."""
+    if a.program.system is None:
+        return {}
+    from .system import system_dict
+    return {"system": system_dict(a, number)}
 
 
 def _whatif(a) -> dict:

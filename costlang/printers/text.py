@@ -45,13 +45,16 @@ def report(a, comparison=None, instances: bool = False) -> str:
     free = a.program.free_symbols
     if free:
         lines += [f"free symbols: {', '.join(str(s) for s in free)} (results below are expressions in them)", ""]
+    comms = a.program.system is not None  # many chips: a T_comms column (printers/system.py)
     rows = [[kernel_label(k), "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
              exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
-             human(v(k.t_compute), SECOND), human(v(k.t_memory), SECOND), human(v(k.t_kernel), SECOND),
+             human(v(k.t_compute), SECOND), human(v(k.t_memory), SECOND)]
+            + ([human(v(k.t_comms), SECOND)] if comms else []) + [human(v(k.t_kernel), SECOND),
              bound_text(k.bound, k.level)] for k in a.kernels]
-    lines.append("kernels")
+    lines.append("kernels" + (" (per chip)" if comms else ""))
     lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
-                                              "T_compute", "T_memory", "T_kernel", "bound"])]
+                                              "T_compute", "T_memory"] + (["T_comms"] if comms else [])
+                                       + ["T_kernel", "bound"])]
     lines += repeat_lines(a) + crossing_lines(a)
     lines += _provenance(a) + memory_lines(a)
     lines += ["", "attainable performance"]
@@ -67,10 +70,13 @@ def report(a, comparison=None, instances: bool = False) -> str:
               f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
               f"{bound_text(t.bound, t.level)}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
+    from .system import system_lines
+    lines += system_lines(a)
     lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
     from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
     lines += whatif_lines(a)
-    lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name)]
+    from .system import conventions as comms_conventions
+    lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name) + comms_conventions(a)]
     return "\n".join(lines) + "\n"
 
 

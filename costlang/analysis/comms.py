@@ -1,0 +1,48 @@
+"""Communication: the T_comms of collective kernels and the many-chip bounds of a program.
+
+Input: a `Program` with a selected system and a kernel of it. Output: the kernel's `Comms` (what
+each chip sends), the `Link` it crosses and T_comms = sent / (links · one_way) + steps · α
+(stdlib/collectives.cost states `sent` and `steps` per algorithm). For the program: the lower
+bound max(ΣT_compute, ΣT_memory, ΣT_comms) (communication fully overlapped with the rest) and
+the upper bound ΣT_compute + ΣT_memory + ΣT_comms (nothing overlapped), each plus the launches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import sympy
+
+from ..errors import SemanticError
+from ..ir.program import Program
+from ..ir.system import Comms, Link
+
+__all__ = ["KernelComms", "kernel_comms", "program_bounds"]
+
+
+@dataclass(frozen=True)
+class KernelComms:
+    comms: Comms
+    link: Link
+    t_comms: sympy.Expr
+
+
+def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms]:
+    """The communication of a kernel: its collective op's (a collective is a kernel of its own)."""
+    node = program.nodes[ops[0]]
+    if node.comms is None:
+        return None
+    system = program.system
+    axis = system.axis(node.comms.axis) if system is not None else None
+    if axis is None:
+        raise SemanticError(f"collective '{node.name}' runs over axis '{node.comms.axis}', which the "
+                            f"selected system does not have", node.span)
+    link = axis.link
+    c = node.comms
+    return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
+
+
+def program_bounds(t_compute, t_memory, t_comms, t_launch):
+    """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches."""
+    return (t_launch + sympy.Max(t_compute, t_memory, t_comms),
+            t_launch + t_compute + t_memory + t_comms)

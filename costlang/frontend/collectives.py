@@ -1,0 +1,158 @@
+"""Collectives: op definitions of kind `collective` and their calls `y = all_reduce(x, over = tp)`.
+
+Input: an `ast.OpDef` / `ast.Assign` and the resolver. Output: an `OpSpec` whose `comms` holds the
+formulas (`sent` bytes per chip, `steps` latency terms, `scale` of the result's dim `axis`) in the
+placeholders p (chips in the group) and n (bytes of the input per chip), and, for a call, an
+`OpNode` with its `Comms` (the formulas with p and n put in) and the result tensor.
+A collective runs over one mesh axis of the selected system; `algorithm = NAME` picks the op
+named `<op>_<NAME>` (e.g. `all_reduce_tree`).
+"""
+from __future__ import annotations
+
+import sympy
+
+from ..errors import SemanticError, did_you_mean
+from ..ir.expr import evaluate, unit_words
+from ..ir.program import OpNode, OpSpec, Tensor, Value
+from ..ir.system import GROUP, MESSAGE, comms_of
+from ..units import BYTE, DIMENSIONLESS
+from . import ast
+
+__all__ = ["collective_spec", "collective_call", "build"]
+
+_OPTIONS = {"sent": BYTE, "steps": DIMENSIONLESS, "scale": DIMENSIONLESS}
+
+
+def collective_spec(r, s: ast.OpDef) -> OpSpec:
+    """`op all_reduce(x): collective, sent = 2 * (p - 1) / p * n, steps = 2 * (p - 1)`."""
+    if len(s.params) != 1:
+        raise SemanticError(f"a collective op takes one operand; '{s.name}' declares {len(s.params)}", s.span)
+    formulas = {}
+    for o in s.options:
+        if o.name not in _OPTIONS:
+            raise SemanticError(f"unknown collective option '{o.name}'", o.span,
+                                did_you_mean(o.name, _OPTIONS) or "collectives take sent, steps and scale")
+        if o.name in formulas:
+            raise SemanticError(f"'{o.name}' is given twice", o.span)
+        v = evaluate(o.value, _FormulaScope(r))
+        want = _OPTIONS[o.name]
+        if v.unit != want and not (o.name == "sent" and v.unit == DIMENSIONLESS and v.expr == 0):
+            raise SemanticError(f"'{o.name}' must be {unit_words(want)}, not {unit_words(v.unit)}",
+                                o.value.span, "in a collective, p is the number of chips in the group "
+                                "and n the bytes of the input per chip")
+        formulas[o.name] = v.expr
+    if "sent" not in formulas:
+        raise SemanticError(f"collective '{s.name}' states no `sent = ...` (bytes each chip sends)", s.span)
+    formulas.setdefault("steps", sympy.Integer(0))
+    formulas.setdefault("scale", sympy.Integer(1))
+    return OpSpec(s.name, s.params, "collective", sympy.Integer(0), s.span, tuple(formulas.items()))
+
+
+class _FormulaScope:
+    """p and n are the collective's placeholders; every other name is the file's."""
+
+    def __init__(self, r):
+        self.r = r
+
+    @property
+    def bindings(self):
+        return self.r.program.bindings
+
+    def name(self, node: ast.Name) -> Value:
+        if node.id == "p":
+            return Value(GROUP, DIMENSIONLESS)
+        if node.id == "n":
+            return Value(MESSAGE, BYTE)
+        return self.r.static.name(node)
+
+    def call(self, node: ast.Call) -> Value:
+        return self.r.static.call(node)
+
+    def known_names(self):
+        return ["p", "n"] + self.r.static.known_names()
+
+
+def collective_call(r, s: ast.Assign, spec: OpSpec, inputs):
+    call = s.call
+    if len(inputs) != 1:
+        raise SemanticError(f"'{spec.name}' takes one tensor, not {len(inputs)}", call.span)
+    if call.body or call.result_type or call.as_dtype:
+        raise SemanticError(f"a collective takes only `over = AXIS` and, optionally, `algorithm = NAME` "
+                            "and `axis = N`", call.span)
+    kw = {}
+    for o in call.kwargs:
+        if o.name not in ("over", "algorithm", "axis"):
+            raise SemanticError(f"'{spec.name}' takes no option '{o.name}'", o.span,
+                                did_you_mean(o.name, ("over", "algorithm", "axis")))
+        kw[o.name] = o
+    if "over" not in kw:
+        raise SemanticError(f"say which mesh axis '{spec.name}' runs over", call.span,
+                            f"e.g. `{s.name} = {spec.name}({inputs[0].name}, over = tp)`")
+    if "algorithm" in kw:
+        spec = _algorithm(r, spec, kw["algorithm"])
+    axis_name = _name_value(kw["over"], "over names a mesh axis, e.g. `over = tp`")
+    system = r.program.system
+    if system is None:
+        raise SemanticError("a collective runs over a mesh axis of a system, and no system is selected",
+                            kw["over"].span, "add `use system dgx_h100` (or a system of your own) before this line")
+    mesh = system.axis(axis_name.id)
+    if mesh is None:
+        raise r.unknown(axis_name, f"axis of system '{system.name}'", [a.name for a in system.axes])
+    x = inputs[0]
+    axis = _dim_axis(r, kw.get("axis"), x)
+    node, tensor = build(spec, s.name, x, mesh.name, mesh.size, axis, call.span, r.program.bindings)
+    return node, tensor
+
+
+def build(spec: OpSpec, name: str, x: Tensor, axis_name: str, group, axis: int, span, bindings,
+          output: str = None):
+    """The node and result tensor of collective `spec` on tensor `x` over a mesh axis of size `group`."""
+    formulas = dict(spec.comms)
+    shape = list(x.shape)
+    if shape:
+        shape[axis] = _scaled(shape[axis], formulas["scale"].xreplace({GROUP: group}), bindings, span, x)
+    elif formulas["scale"] != 1:
+        raise SemanticError(f"'{spec.name}' changes a dimension; {x.name} is a scalar", span)
+    out = output or name
+    tensor = Tensor(out, x.dtype, tuple(shape), "intermediate", span, out)
+    node = OpNode(name, spec, (x.name,), out, sympy.Integer(0), x.dtype, span,
+                  comms=comms_of(spec, axis_name, group, x.bytes))
+    return node, tensor
+
+
+def _scaled(dim, scale, bindings, span, x):
+    new = dim * scale
+    bound = new.xreplace(bindings)
+    if bound.is_number and not (bound.is_integer and bound.is_positive):
+        raise SemanticError(f"the collective would make a dimension of {x.name} {dim} × {scale} = {bound}, "
+                            "not a whole number", span, "the split dimension must divide by the group size")
+    return new
+
+
+def _algorithm(r, spec: OpSpec, option: ast.Option) -> OpSpec:
+    algo = _name_value(option, "algorithm names a variant, e.g. `algorithm = tree`")
+    name = f"{spec.name}_{algo.id}"
+    other = r.program.ops.get(name)
+    if other is None or other.kind != "collective":
+        known = sorted(o[len(spec.name) + 1:] for o, v in r.program.ops.items()
+                       if o.startswith(spec.name + "_") and v.kind == "collective")
+        raise SemanticError(f"there is no algorithm '{algo.id}' for {spec.name} (no collective op '{name}')",
+                            algo.span, did_you_mean(algo.id, known) or
+                            (f"algorithms: {', '.join(known)}" if known else
+                             f"define one: `op {name}(x): collective, sent = ..., steps = ...`"))
+    return other
+
+
+def _name_value(option: ast.Option, hint: str) -> ast.Name:
+    if not isinstance(option.value, ast.Name):
+        raise SemanticError(f"'{option.name}' takes a name", option.value.span, hint)
+    return option.value
+
+
+def _dim_axis(r, option, x: Tensor) -> int:
+    if option is None:
+        return 0
+    value = r.expect(option.value, DIMENSIONLESS, "an axis").expr
+    if not value.is_Integer or not -len(x.shape) <= int(value) < max(len(x.shape), 1):
+        raise SemanticError(f"axis {value} is out of range for {x.name}", option.value.span)
+    return int(value) % max(len(x.shape), 1)

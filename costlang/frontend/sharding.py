@@ -1,0 +1,76 @@
+"""Sharding statements: `shard T, ...: [axis | _, ...]` and `parallel KIND over AXIS [{ ... }]`.
+
+Input: `ast.Shard` / `ast.Parallel` and the resolver. Output: `ShardSpec` / `ParallelSpec` records
+on the program; `passes.shard` turns the program into the per-chip one once the whole file is
+resolved (so a `shard` line may follow the model it splits, e.g. an imported one).
+"""
+from __future__ import annotations
+
+from ..errors import SemanticError, did_you_mean
+from ..ir.system import ParallelSpec, ShardSpec
+from . import ast
+
+__all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
+
+#: each kind and the options it takes (name → unit, or None for a name such as a dtype)
+PARALLEL_KINDS = {"tensor": {"algorithm": None}, "data": {}}
+
+
+def _system(r, span):
+    system = r.program.system
+    if system is None:
+        raise SemanticError("sharding splits tensors over the mesh axes of a system, and no system is selected",
+                            span, "add `use system dgx_h100` (or a system of your own) before this line")
+    return system
+
+
+def _axis(r, system, name: ast.Name) -> str:
+    if system.axis(name.id) is None:
+        raise r.unknown(name, f"axis of system '{system.name}'", [a.name for a in system.axes])
+    return name.id
+
+
+def shard_statement(r, s: ast.Shard) -> None:
+    system = _system(r, s.span)
+    spec = tuple(None if n.id == "_" else _axis(r, system, n) for n in s.spec)
+    used = [a for a in spec if a is not None]
+    if len(used) != len(set(used)):
+        raise SemanticError("a tensor can be split over a mesh axis only once", s.span)
+    for t in s.tensors:
+        tensor = r.program.tensors.get(t.id)
+        if tensor is None:
+            raise r.unknown(t, "tensor", r.program.tensors)
+        if tensor.role not in ("input", "weight"):
+            raise SemanticError(f"'{t.id}' is computed; only inputs and weights are sharded by hand "
+                                "(computed tensors follow their operands)", t.span)
+        if len(tensor.shape) != len(spec):
+            raise SemanticError(f"'{t.id}' has {len(tensor.shape)} dimensions, the split names {len(spec)}",
+                                s.span, "write one entry per dimension: a mesh axis, or _ to keep it whole")
+        if any(x.tensor == t.id for x in r.program.shardings):
+            raise SemanticError(f"'{t.id}' is already sharded", t.span)
+        r.program.shardings.append(ShardSpec(t.id, spec, s.span))
+
+
+def parallel_statement(r, s: ast.Parallel) -> None:
+    system = _system(r, s.span)
+    if s.kind.id not in PARALLEL_KINDS:
+        raise SemanticError(f"unknown parallelism '{s.kind.id}'", s.kind.span,
+                            did_you_mean(s.kind.id, PARALLEL_KINDS) or f"kinds are: {', '.join(PARALLEL_KINDS)}")
+    axis = _axis(r, system, s.axis)
+    allowed = PARALLEL_KINDS[s.kind.id]
+    options = []
+    for o in s.options:
+        if o.name not in allowed:
+            raise SemanticError(f"'parallel {s.kind.id}' takes no option '{o.name}'", o.span,
+                                f"it takes: {', '.join(allowed)}" if allowed else "it takes no options")
+        if allowed[o.name] is None:
+            if not isinstance(o.value, ast.Name):
+                raise SemanticError(f"'{o.name}' takes a name", o.value.span)
+            options.append((o.name, o.value))
+        else:
+            options.append((o.name, r.expect(o.value, allowed[o.name], f"'{o.name}'").expr))
+    if any(p.kind == s.kind.id for p in r.program.parallels):
+        raise SemanticError(f"'parallel {s.kind.id}' is given twice", s.span)
+    if any(p.axis == axis for p in r.program.parallels):
+        raise SemanticError(f"axis '{axis}' already carries another parallelism", s.axis.span)
+    r.program.parallels.append(ParallelSpec(s.kind.id, axis, tuple(options), s.span))

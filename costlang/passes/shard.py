@@ -1,0 +1,358 @@
+"""Sharding: the resolved (whole-model) program → the program one chip runs, collectives inserted.
+
+Input: a `Program` with a selected system, `shard` statements (a mesh axis or none per dim of an
+input or weight) and `parallel` statements. Output: a new `Program` whose tensors have per-chip
+shapes (a dim split over an axis of p chips is dim/p) and whose nodes have per-chip FLOPs, with
+the collectives the splits imply inserted as ordinary collective nodes.
+
+Contract. Before: every node's inputs are defined earlier (definition order is topological).
+After: the same node names in the same order, each op's FLOPs divided by the chips that share
+its work; where an op's result is a partial sum over an axis (a matmul whose contracted dim is
+split, a reduction over a split dim), the op writes `<out>_partial` and a node `<out>_all_reduce`
+(the stdlib op `all_reduce`, or the algorithm named) turns it back into `<out>` on every chip.
+
+Propagation (GSPMD-like, one pass in definition order, then a pass that builds the local program):
+an input or weight without a `shard` line is free and takes the split its first use needs
+(elementwise: its operands'; matmul: the other operand's contracted dim); `parallel tensor over
+AXIS` makes a free weight of a matmul column-parallel (split on N) when the activation's
+contracted dim is whole, row-parallel (split on K, so an all-reduce follows) when it is split
+(Megatron); `parallel data over AXIS` splits the first dim of every input.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import sympy
+
+from ..errors import CostlangError, ErrorGroup, SemanticError
+from ..ir.kinds import same_dim
+from ..ir.program import OpNode, Program, Tensor
+from ..ir.system import comms_of
+
+__all__ = ["shard_program"]
+
+Spec = tuple  # one mesh-axis name (or None) per dim
+
+
+def shard_program(program: Program) -> Program:
+    """The per-chip program (see the module docstring); errors are positioned at the statements."""
+    p = _Propagation(program)
+    for node in program.nodes.values():
+        p.node(node)
+    return _localize(program, p)
+
+
+class _Propagation:
+    def __init__(self, program: Program):
+        self.program = program
+        self.system = program.system
+        self.spec: dict[str, Spec] = {}
+        self.explicit: dict[str, object] = {}        # tensor → the span of its shard line
+        self.view_of: dict[str, tuple] = {}          # a view of a free tensor → (source, node)
+        self.partial: dict[str, str] = {}            # node → axis its result is a partial sum over
+        self.parallel = {s.kind: s for s in program.parallels}
+        for s in program.shardings:
+            self.spec[s.tensor] = s.axes
+            self.explicit[s.tensor] = s.span
+        data = self.parallel.get("data")
+        if data is not None:
+            for t in program.tensors.values():
+                if t.role == "input" and t.name not in self.spec and t.shape:
+                    self.spec[t.name] = (data.axis,) + (None,) * (len(t.shape) - 1)
+                    self.explicit[t.name] = data.span
+
+    # --- specs of tensors, free or fixed ---------------------------------------------------
+    def shape(self, t: str):
+        return self.program.tensors[t].shape
+
+    def get(self, t: str) -> Optional[Spec]:
+        return self.spec.get(t)
+
+    def fix(self, t: str, spec: Spec, span) -> None:
+        old = self.spec.get(t)
+        if old is not None:
+            if tuple(old) != tuple(spec):
+                raise SemanticError(f"'{t}' would be split two ways: {_text(old)} and {_text(spec)}", span,
+                                    "a tensor has one split; shard it with a `shard` line, or copy it")
+            return
+        self.spec[t] = tuple(spec)
+        if t in self.view_of:
+            source, node = self.view_of[t]
+            self.fix(source, _view_inverse(self, node, spec), span)
+
+    def fixed(self, t: str, span) -> Spec:
+        """The spec of t; a free tensor is fixed whole (replicated) by this use."""
+        if self.get(t) is None:
+            self.fix(t, (None,) * len(self.shape(t)), span)
+        return self.spec[t]
+
+    def weight(self, t: str) -> bool:
+        storage = self.program.tensors[t].storage
+        return self.program.tensors[storage].role == "weight"
+
+    # --- one node ----------------------------------------------------------------------------
+    def node(self, n: OpNode) -> None:
+        handler = getattr(self, "_" + n.kind, None)
+        out = handler(n) if handler else self._whole(n)
+        if n.output and out is not None:
+            self.spec[n.output] = tuple(out)
+            _check_distinct(out, self.partial.get(n.name), n)
+
+    def _whole(self, n: OpNode) -> Optional[Spec]:
+        """custom kernels: inputs whole; the result whole (its figures are per chip as stated)."""
+        for t in n.inputs:
+            self.fixed(t, n.span)
+        return (None,) * len(self.shape(n.output)) if n.output else None
+
+    def _collective(self, n: OpNode) -> Spec:
+        return self.fixed(n.inputs[0], n.span)
+
+    def _view(self, n: OpNode) -> Optional[Spec]:
+        (x,) = n.inputs
+        if self.get(x) is None:
+            self.view_of[n.output] = (x, n)
+            return None
+        return _view_forward(self, n, self.spec[x])
+
+    def _elementwise(self, n: OpNode) -> Spec:
+        out = self.shape(n.output)
+        decided: list = [None] * len(out)
+        for t in n.inputs:
+            s = self.get(t)
+            if s is None:
+                continue
+            for i, axis in _aligned(self.shape(t), s, out):
+                if axis is not None and decided[i] not in (None, axis):
+                    raise SemanticError(f"{n.op.name}: operands are split over different axes "
+                                        f"({decided[i]} and {axis}) on the same dimension", n.span)
+                decided[i] = decided[i] or axis
+        for t in n.inputs:
+            want = tuple(decided[i] for i, _ in _aligned(self.shape(t), (None,) * len(self.shape(t)), out))
+            if self.get(t) is None:
+                self.fix(t, want, n.span)
+            elif tuple(self.spec[t]) != want:
+                raise SemanticError(f"{n.op.name}: '{t}' is {_text(self.spec[t])} but the other operands are "
+                                    f"{_text(want)}", n.span,
+                                    f"shard '{t}' the same way, or gather the split operand first (all_gather)")
+        return decided
+
+    def _matmul(self, n: OpNode) -> Spec:
+        a, b = n.inputs
+        sa, sb = self.get(a), self.get(b)
+        tensor = self.parallel.get("tensor")
+        if sa is None and sb is None:
+            sa = self.fixed(a, n.span)
+        if sb is None:
+            sb = self._free_rhs(a, b, sa, tensor, n)
+            self.fix(b, sb, n.span)
+        if sa is None:
+            sa = _batch(self.shape(a), sb, self.shape(b)) + (None, sb[-2])
+            self.fix(a, sa, n.span)
+        ka, kb = sa[-1], sb[-2]
+        if ka != kb:
+            raise SemanticError(f"matmul: the contracted dimension is {_axis_text(ka)} in '{a}' but "
+                                f"{_axis_text(kb)} in '{b}'", n.span,
+                                "split both operands' contracted dimension over the same axis, or neither")
+        batch = _merge_batch(self.shape(a)[:-2], sa[:-2], self.shape(b)[:-2], sb[:-2], n)
+        if ka is not None:
+            self.partial[n.name] = ka
+        return tuple(batch) + (sa[-2], sb[-1])
+
+    def _free_rhs(self, a, b, sa, tensor, n) -> Spec:
+        """The split of a free right operand: column- or row-parallel under `parallel tensor`,
+        else the one that keeps the matmul local (contracted dim as the activation's)."""
+        sb = _batch(self.shape(b), sa, self.shape(a))
+        if tensor is not None and self.weight(b) and sa[-1] is None and tensor.axis not in sa:
+            return sb + (None, tensor.axis)            # column-parallel
+        return sb + (sa[-1], None)                      # row-parallel when the activation is split
+
+    def _reduce(self, n: OpNode) -> Spec:
+        (x,) = n.inputs
+        s = self.fixed(x, n.span)
+        out = self.shape(n.output)
+        axis = _reduced_axis(self.shape(x), out, self.program.bindings, n)
+        if s[axis] is not None:
+            self.partial[n.name] = s[axis]
+        return s[:axis] + s[axis + 1:]
+
+    def _rowwise(self, n: OpNode) -> Spec:
+        (x,) = n.inputs
+        s = self.fixed(x, n.span)
+        if s and s[-1] is not None:
+            raise SemanticError(f"{n.op.name} works on whole rows, but the last dimension of '{x}' is split "
+                                f"over {s[-1]}", n.span, "gather it first: `g = all_gather(x, over = ..., axis = -1)`")
+        return s
+
+
+# --- helpers of the propagation ---------------------------------------------------------------
+
+def _text(spec) -> str:
+    return "[" + ", ".join(a or "_" for a in spec) + "]"
+
+
+def _axis_text(axis) -> str:
+    return f"split over {axis}" if axis else "whole"
+
+
+def _aligned(shape, spec, out):
+    """(output dim index, axis) for each dim of an operand, aligned from the right; broadcast dims skipped."""
+    offset = len(out) - len(shape)
+    return [(offset + i, spec[i]) for i in range(len(shape)) if not (shape[i] == 1 and out[offset + i] != 1)]
+
+
+def _batch(shape, other_spec, other_shape) -> Spec:
+    """Batch dims of a free operand, taking the other operand's splits (aligned from the right)."""
+    nb, ob = len(shape) - 2, len(other_shape) - 2
+    out = []
+    for i in range(nb):
+        j = ob - (nb - i)
+        out.append(other_spec[j] if 0 <= j and other_shape[j] == shape[i] else None)
+    return tuple(out)
+
+
+def _merge_batch(sha, sa, shb, sb, n):
+    nb = max(len(sha), len(shb))
+    out = []
+    for i in range(1, nb + 1):
+        axes = {s[-i] for sh, s in ((sha, sa), (shb, sb)) if len(sh) >= i and not sh[-i] == 1}
+        axes.discard(None)
+        if len(axes) > 1 or (axes and any(len(sh) >= i and s[-i] is None and sh[-i] != 1
+                                          for sh, s in ((sha, sa), (shb, sb)))):
+            raise SemanticError("matmul: the operands' batch dimensions are split differently", n.span)
+        out.append(axes.pop() if axes else None)
+    return tuple(reversed(out))
+
+
+def _check_distinct(spec, partial, n) -> None:
+    used = [a for a in spec if a is not None] + ([partial] if partial else [])
+    if len(used) != len(set(used)):
+        raise SemanticError(f"{n.op.name}: the result would be split over the same axis twice", n.span,
+                            "split the operands over different mesh axes")
+
+
+def _reduced_axis(shape, out, bindings, n) -> int:
+    for i in range(len(shape)):
+        rest = shape[:i] + shape[i + 1:]
+        if len(rest) == len(out) and all(same_dim(a, b, bindings) for a, b in zip(rest, out)):
+            return i
+    raise SemanticError("cannot tell which dimension this reduction removes", n.span)
+
+
+def _is_transpose(p: _Propagation, n: OpNode) -> bool:
+    src, out = p.shape(n.inputs[0]), p.shape(n.output)
+    return (n.op.name == "transpose" and len(src) >= 2 and tuple(out) == tuple(src[:-2]) + (src[-1], src[-2]))
+
+
+def _view_forward(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
+    src, out = p.shape(n.inputs[0]), p.shape(n.output)
+    if _is_transpose(p, n):
+        return tuple(spec[:-2]) + (spec[-1], spec[-2])
+    return _carry(src, spec, out, p.program.bindings, n)
+
+
+def _view_inverse(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
+    src, out = p.shape(n.inputs[0]), p.shape(n.output)
+    if _is_transpose(p, n):
+        return tuple(spec[:-2]) + (spec[-1], spec[-2])
+    return _carry(out, spec, src, p.program.bindings, n)
+
+
+def _carry(src, spec, out, bindings, n) -> Spec:
+    """A reshape keeps a split when the split dim starts where a dim of the result starts
+    (same product of the dims before it): the split goes to that (outermost) dim."""
+    result = [None] * len(out)
+    for i, axis in enumerate(spec):
+        if axis is None:
+            continue
+        before = sympy.Mul(*src[:i])
+        j = next((j for j in range(len(out)) if same_dim(sympy.Mul(*out[:j]), before, bindings)
+                  and not same_dim(out[j], sympy.Integer(1), bindings)), None)  # size-1 dims never split
+        if j is None:
+            raise SemanticError(f"this reshape cannot keep the split of dimension {i} (over {axis})", n.span,
+                                "a split survives a reshape only as the outermost part of a merged or split dim")
+        result[j] = axis
+    return tuple(result)
+
+
+# --- the local program ------------------------------------------------------------------------
+
+def _localize(program: Program, p: _Propagation) -> Program:
+    sizes = {a.name: a.size for a in program.system.axes}
+    errors: list[CostlangError] = []
+    tensors: dict[str, Tensor] = {}
+    for t in program.tensors.values():
+        spec = p.spec.get(t.name) or (None,) * len(t.shape)
+        try:
+            shape = _local_shape(t, spec, sizes, program.bindings, p.explicit.get(t.name) or t.span)
+        except CostlangError as e:
+            errors.append(e)
+            shape = t.shape
+        tensors[t.name] = dataclasses.replace(t, shape=shape)
+    if errors:
+        raise ErrorGroup(errors)
+    nodes: dict[str, OpNode] = {}
+    algorithm = dict(p.parallel["tensor"].options).get("algorithm") if "tensor" in p.parallel else None
+    for n in program.nodes.values():
+        spec = p.spec.get(n.output) if n.output else None
+        split = _work_axes(n, p, spec)
+        flops = n.flops / sympy.Mul(*[sizes[a] for a in split]) if split else n.flops
+        node = dataclasses.replace(n, flops=flops)
+        if n.comms is not None:
+            spec_op = program.ops[n.comms.collective]
+            node = dataclasses.replace(node, comms=comms_of(spec_op, n.comms.axis, n.comms.group,
+                                                            tensors[n.inputs[0]].bytes))
+        axis = p.partial.get(n.name)
+        if axis is None:
+            nodes[n.name] = node
+            continue
+        _insert_all_reduce(program, node, axis, sizes[axis], tensors, nodes, algorithm)
+    return dataclasses.replace(program, tensors=tensors, nodes=nodes, sharded=True)
+
+
+def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
+    """The mesh axes that share an op's work (its FLOPs are divided by their sizes)."""
+    if n.kind in ("view", "custom", "collective"):
+        return set()
+    if n.kind in ("reduce", "rowwise"):
+        return {a for a in p.spec.get(n.inputs[0], ()) if a}
+    return {a for a in (spec or ()) if a} | ({p.partial[n.name]} if n.name in p.partial else set())
+
+
+def _local_shape(t: Tensor, spec, sizes, bindings, span):
+    shape = []
+    for dim, axis in zip(t.shape, spec):
+        if axis is None:
+            shape.append(dim)
+            continue
+        local = dim / sizes[axis]
+        bound = local.xreplace(bindings)
+        if bound.is_number and not (bound.is_integer and bound.is_positive):
+            raise SemanticError(f"dimension {dim} of '{t.name}' = {dim.xreplace(bindings)} does not divide "
+                                f"over axis {axis} of {sizes[axis].xreplace(bindings)} chips", span)
+        shape.append(local)
+    return tuple(shape)
+
+
+def _fresh(name: str, taken) -> str:
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name}_{i}" in taken:
+        i += 1
+    return f"{name}_{i}"
+
+
+def _insert_all_reduce(program, node: OpNode, axis, size, tensors, nodes, algorithm) -> None:
+    out = node.output
+    taken = set(tensors) | set(program.nodes) | set(nodes)
+    partial = _fresh(f"{out}_partial", taken)
+    tensors[partial] = dataclasses.replace(tensors[out], name=partial, role="intermediate", storage=partial)
+    nodes[node.name] = dataclasses.replace(node, output=partial)
+    op_name = "all_reduce" if algorithm is None else f"all_reduce_{algorithm.id}"
+    spec = program.ops.get(op_name)
+    if spec is None or spec.kind != "collective":
+        raise SemanticError(f"there is no collective '{op_name}'", algorithm.span if algorithm else node.span)
+    name = _fresh(f"{out}_all_reduce", taken | {partial})
+    nodes[name] = OpNode(name, spec, (partial,), out, sympy.Integer(0), node.math_dtype, node.span,
+                         comms=comms_of(spec, axis, size, tensors[partial].bytes))
