@@ -5,10 +5,15 @@ block's own result, or a `BudgetError` once the budget is spent. The limit is pe
 defaults to `DEFAULT_SECONDS` and the user raises it with `costlang run --time-budget SECONDS`
 or, in Python, `with costlang.budget.limit(30): ...`.
 
-On the main thread of a POSIX process the block is interrupted by ``SIGALRM`` (``setitimer``);
-elsewhere (other threads, platforms without ``setitimer``) a timer thread raises the interruption
-asynchronously in the working thread. Either way the interruption is a `BaseException`, so that
-the ``except Exception`` clauses inside sympy cannot swallow it.
+Budgets count CPU time, not wall-clock time, so that a loaded machine gives the same results as
+an idle one; and they cover only work on the user's input: building the parser and reading the
+stdlib happen outside every budget (see `frontend.parser.parse`).
+
+On the main thread of a POSIX process the block is interrupted by ``SIGPROF`` (``setitimer`` with
+``ITIMER_PROF``, which counts the process's CPU time); elsewhere (other threads) a watcher thread
+reads the working thread's CPU clock and raises the interruption asynchronously in it (where a
+thread's CPU clock cannot be read, wall-clock time stands in). Either way the interruption is a
+`BaseException`, so that the ``except Exception`` clauses inside sympy cannot swallow it.
 
 >>> with time_budget(None, "adding two numbers"):
 ...     1 + 1
@@ -29,10 +34,12 @@ from typing import Callable, Iterator, Optional, Union
 
 from .errors import BudgetError, Span
 
-__all__ = ["DEFAULT_SECONDS", "time_budget", "limit", "budget_seconds", "BudgetError"]
+__all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "time_budget", "limit", "budget_seconds", "BudgetError"]
 
 DEFAULT_SECONDS = 5.0
 _MIN_SECONDS = 1e-6  # setitimer(0) would switch the timer off instead of firing at once
+#: a longer budget is as good as none; it is clamped here because timers cannot take 1e308 s
+MAX_SECONDS = 1e7
 _limit: contextvars.ContextVar[float] = contextvars.ContextVar("costlang_time_budget",
                                                                 default=DEFAULT_SECONDS)
 
@@ -68,16 +75,18 @@ def time_budget(seconds: Optional[float], what: Union[str, Callable[[], str]],
     inner one never outlives the outer one.
     """
     seconds = budget_seconds() if seconds is None else seconds
-    deadline = time.monotonic() + seconds
-    arm = _arm_signal if _signals_usable() else _arm_thread
+    armed = min(max(seconds, _MIN_SECONDS), MAX_SECONDS)
+    on_main = _signals_usable()
+    clock = time.process_time if on_main else _thread_clock()
+    state = {"mine": False}  # set when this budget, not an outer one, ran out
     try:
-        with arm(max(seconds, _MIN_SECONDS)):
+        with (_arm_signal if on_main else _arm_thread)(armed, clock, state):
             yield
     except _Expired:
-        if time.monotonic() < deadline:
+        if not state["mine"]:
             raise  # an outer budget ran out first: it reports
         what = what() if callable(what) else what
-        raise BudgetError(f"{what} did not finish within the time budget of {seconds:g} s", span,
+        raise BudgetError(f"{what} did not finish within the time budget of {seconds:g} s of CPU time", span,
                           "raise the budget with `--time-budget SECONDS` "
                           "(in Python: `with costlang.budget.limit(SECONDS): ...`)") from None
 
@@ -90,44 +99,64 @@ def _expire(signum, frame):
     raise _Expired()
 
 
+def _thread_clock() -> Callable[[], float]:
+    """The calling thread's CPU clock (Linux, BSD, macOS); wall-clock time where there is none."""
+    try:
+        clock_id = time.pthread_getcpuclockid(threading.get_ident())
+        time.clock_gettime(clock_id)
+    except (AttributeError, OSError):
+        return time.monotonic
+    return lambda: time.clock_gettime(clock_id)
+
+
+#: the timer and its signal: CPU time of the process (SIGPROF)
+_TIMER, _SIGNAL = signal.ITIMER_PROF, signal.SIGPROF
+
+
 @contextmanager
-def _arm_signal(seconds: float) -> Iterator[None]:
-    outer_handler = signal.getsignal(signal.SIGALRM)
-    outer_left, _ = signal.getitimer(signal.ITIMER_REAL)
-    started = time.monotonic()
-    signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer_left) if outer_left else seconds)
+def _arm_signal(seconds: float, clock: Callable[[], float], state: dict) -> Iterator[None]:
+    outer_handler = signal.getsignal(_SIGNAL)
+    outer_left, _ = signal.getitimer(_TIMER)
+    started = clock()
+    state["mine"] = not outer_left or seconds < outer_left  # the timer that fires is this budget's
+    signal.signal(_SIGNAL, _expire)
+    signal.setitimer(_TIMER, min(seconds, outer_left) if outer_left else seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, outer_handler)
+        signal.setitimer(_TIMER, 0)
+        signal.signal(_SIGNAL, outer_handler)
         if outer_left:  # give the outer budget back what is left of it
-            left = outer_left - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, _MIN_SECONDS))
+            left = outer_left - (clock() - started)
+            signal.setitimer(_TIMER, max(left, _MIN_SECONDS))
 
 
 @contextmanager
-def _arm_thread(seconds: float) -> Iterator[None]:
+def _arm_thread(seconds: float, clock: Callable[[], float], state: dict) -> Iterator[None]:
     thread_id = threading.get_ident()
     lock = threading.Lock()
-    state = {"armed": True}
+    done = threading.Event()
+    state["armed"] = True
+    deadline = clock() + seconds
 
-    def fire():
-        with lock:
-            if state["armed"]:
-                _async_raise(thread_id, _Expired)
+    def watch():
+        while not done.wait(min(max(deadline - clock(), 0.001), 0.05)):
+            if clock() >= deadline:
+                with lock:
+                    if state["armed"]:
+                        state["mine"] = True
+                        _async_raise(thread_id, _Expired)
+                return
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
         yield
     finally:
         with lock:
             state["armed"] = False
             _async_raise(thread_id, None)  # withdraw an interruption not yet delivered
-        timer.cancel()
+        done.set()
 
 
 def _async_raise(thread_id: int, exc_type) -> None:

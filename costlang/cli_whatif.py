@@ -10,8 +10,6 @@ Every value on the command line is parsed by the costlang parser (never by Pytho
 """
 from __future__ import annotations
 
-import json
-
 __all__ = ["add_parsers", "add_set_option", "apply_cli_settings", "COMMANDS"]
 
 
@@ -71,7 +69,8 @@ def _compare(args) -> str:
     c = compare_analyses(named)
     if args.json:
         from .printers.whatif import comparison_dict
-        return json.dumps(comparison_dict(c), indent=2, ensure_ascii=False) + "\n"
+        from .printers.json import dumps
+        return dumps(comparison_dict(c))
     from .printers.whatif import comparison_lines
     return "\n".join(comparison_lines(c)) + "\n"
 
@@ -85,7 +84,8 @@ def _sweep(args) -> str:
     if args.csv:
         return sweep_csv(result)
     if args.json:
-        return json.dumps(sweep_dict(result), indent=2, ensure_ascii=False) + "\n"
+        from .printers.json import dumps
+        return dumps(sweep_dict(result))
     return sweep_table(result)
 
 

@@ -134,4 +134,4 @@ def test_a_file_too_long_to_parse_in_the_budget_is_a_clear_error():
     from costlang.budget import limit
     text = H + "".join(f"let v{i} = {i} * 2\n" for i in range(20000))
     with limit(0.2):
-        assert _first_line(text) == "t.cost:1:1: error: parsing t.cost did not finish within the time budget of 0.2 s"
+        assert _first_line(text) == "t.cost:1:1: error: parsing t.cost did not finish within the time budget of 0.2 s of CPU time"

@@ -75,8 +75,18 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
         if isinstance(q.value, ast.Call) and q.value.func == "bound":
             out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
         else:
-            out.append(QueryResult(q.name, evaluate(q.value, scope), q.span))
+            value = evaluate(q.value, scope)
+            _check_finite(analysis.value(value.expr), q.value)
+            out.append(QueryResult(q.name, value, q.span))
     return tuple(out)
+
+
+def _check_finite(bound, node: ast.Expr) -> None:
+    """A query whose value, with the bound symbols' values put in, divides by zero is an error."""
+    if isinstance(bound, sympy.Basic) and bound.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise SemanticError(f"'{node.span.text}' is not a finite number with the values given "
+                            "(it divides by zero)", node.span,
+                            "check the values of the dims and params it uses")
 
 
 def evaluate_in(analysis, expr: ast.Expr) -> Value:
@@ -112,6 +122,9 @@ class _QueryScope:
             return Value(self._weight_bytes(node), BYTE)
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
+            if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
+                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program",
+                                    node.span, f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`")
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
         if f == "comms_bytes":
             target = self._target(node, allow_none=True)

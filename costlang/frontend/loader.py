@@ -59,12 +59,20 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
         key = None  # read_text reports the problem
     if key in _PARSED:
         return _PARSED[key]
-    module = parse(read_text(path, span, name), name)
+    module = parse(read_text(path, span, name), name, budgeted=not _in_stdlib(path))
     if key is not None:
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.pop(next(iter(_PARSED)))
         _PARSED[key] = module  # modules are immutable, so sharing them is safe
     return module
+
+
+def _in_stdlib(path: Path) -> bool:
+    from .._resources import stdlib_dir
+    try:
+        return path.resolve().parent == stdlib_dir().resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 _PARSED: dict[tuple, ast.Module] = {}

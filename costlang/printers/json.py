@@ -13,7 +13,7 @@ from ..analysis.composition import crossings, kernel_scopes, repeats
 from ..analysis.verdict import Verdict
 from .numbers import beyond_floats, scientific
 
-__all__ = ["to_json", "to_dict", "comparison_dict", "number"]
+__all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
 
 
 def number(e):
@@ -22,6 +22,10 @@ def number(e):
         return e
     if e == sympy.oo:
         return "inf"
+    if e == -sympy.oo:
+        return "-inf"
+    if e.has(sympy.zoo, sympy.nan):
+        return None  # undefined (a division by zero): JSON has no number for it
     if e.is_number and e.is_real and beyond_floats(e):
         return scientific(e, 17)  # no JSON number holds it (and Python prints no int over 4300 digits)
     if e.is_Integer:
@@ -174,4 +178,25 @@ def to_json(a, comparison=None) -> str:
     d = to_dict(a)
     if comparison is not None:
         d["fusion_comparison"] = comparison_dict(a, comparison)
-    return json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    return dumps(d)
+
+
+def json_safe(obj):
+    """`obj` with every float that JSON cannot hold replaced: ±inf by "inf"/"-inf", NaN by null.
+
+    >>> json_safe({"a": [float("inf"), float("nan"), 1.5]})
+    {'a': ['inf', None, 1.5]}
+    """
+    if isinstance(obj, float):
+        return obj if obj == obj and abs(obj) != float("inf") else (None if obj != obj else
+                                                                       "inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps(obj) -> str:
+    """Every JSON document costlang prints: strict JSON (never NaN or Infinity), UTF-8, indented."""
+    return json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

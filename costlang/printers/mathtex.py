@@ -115,6 +115,17 @@ def approx_text(x: float, digits: int = 3) -> str:
     return (r"10^{%d}" % exp) if mant == "1" else rf"{mant} \times 10^{{{exp}}}"
 
 
+def _scientific_tex(value, digits: int) -> str:
+    r"""A value beyond float range as `m \times 10^{e}` (`numbers.scientific`, never a float).
+
+    >>> print(_scientific_tex(sympy.Integer(10) ** 400 * 3, 3))
+    3.00 \times 10^{400}
+    """
+    from .numbers import scientific
+    mantissa, _, exponent = scientific(value, digits).partition("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
 def prefixed_tex(x: float, unit: Unit, digits: int = 3):
     """(`333\\,\\mathrm{GFLOP/s}`, exact?) with an SI prefix, or None when the unit takes none."""
     if unit == SECOND:
@@ -161,7 +172,10 @@ class CostLatexPrinter(LatexPrinter):
 
     def _approx(self, value) -> str:
         self.rounded = True
-        return approx_text(float(sympy.N(value, 20)), self._settings["digits"])
+        x = float(sympy.N(value, 20))
+        if not math.isfinite(x) or (x == 0 and value != 0):
+            return _scientific_tex(value, self._settings["digits"])
+        return approx_text(x, self._settings["digits"])
 
     def _print_Integer(self, expr) -> str:
         n = int(expr)
@@ -244,6 +258,8 @@ def _is_terminating(q: int) -> bool:
 
 def _short_decimal(x):
     """A terminating fraction with at most 4 significant digits, written exactly; else None."""
+    if not math.isfinite(float(x)) or float(x) == 0:
+        return None
     exp = math.floor(math.log10(abs(float(x))))
     mantissa = sympy.Rational(x) / sympy.Integer(10) ** exp
     for decimals in range(0, 4):
@@ -267,6 +283,9 @@ def value_chain(value, unit: Unit, digits: int = 3, percent: bool = False) -> li
     if not (isinstance(value, sympy.Basic) and value.is_number) or value in (sympy.oo, sympy.nan):
         return chain
     x = float(sympy.N(value, 20))
+    if not math.isfinite(x) or (x == 0 and value != 0):  # beyond floats (1e400): exact digits only
+        return chain + [(r"\approx", _scientific_tex(value * 100 if percent else value, digits)
+                         + (r"\,\%" if percent else sep()))]
     approx = approx_text(x, digits)
     if percent:
         return chain + [(r"\approx" if approx_text(x * 100, digits + 2) != approx_text(x * 100, digits)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 import sympy
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
@@ -60,11 +61,19 @@ def beyond_floats(e) -> bool:
 
 
 def scientific(e, digits: int = 4) -> str:
-    """A value beyond float range as `m.mmme+NNN`, from exact arithmetic."""
-    exponent = int(sympy.floor(sympy.log(abs(e), 10)))
-    mantissa = round(float(sympy.N(e / sympy.Integer(10) ** exponent, 20)), digits - 1)
+    """A value beyond float range as `m.mmme+NNN`, from a 30-digit evaluation (never by factoring).
+
+    >>> scientific(sympy.Integer(10) ** 400 * 3 + 1), scientific(-sympy.Rational(1, 7) / 10 ** 400)
+    ('3.000e+400', '-1.429e-401')
+    """
+    x = mpmath.mpf(sympy.N(e, 30)._mpf_) if isinstance(e, sympy.Basic) else mpmath.mpf(e)
+    with mpmath.workdps(30):
+        exponent = int(mpmath.floor(mpmath.log10(abs(x))))
+        mantissa = round(float(x / mpmath.mpf(10) ** exponent), digits - 1)
     if abs(mantissa) >= 10:  # 9.9996 rounds to 10.00: one power up
         mantissa, exponent = mantissa / 10, exponent + 1
+    elif abs(mantissa) < 1:  # log10 a hair above the exponent
+        mantissa, exponent = mantissa * 10, exponent - 1
     return f"{mantissa:.{digits - 1}f}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
 
 
