@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 from .budget import DEFAULT_SECONDS, limit
 from .errors import CostlangError
+from .printers.safe import terminal_safe
 from .ir.program import FUSION_MODES
 
 __all__ = ["main"]
@@ -74,15 +75,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except CostlangError as e:
         if args.debug:
             traceback.print_exc()
-        print(e.render(), file=sys.stderr)
+        print(terminal_safe(e.render()), file=sys.stderr)
+        return EXIT_INPUT
+    except RecursionError:  # a structure nested too deeply for Python: bad input, said plainly
+        if args.debug:
+            raise
+        print(f"{args.file}: error: the input is nested too deeply to analyse", file=sys.stderr)
         return EXIT_INPUT
     except Exception as e:  # a bug in costlang, not in the input
         if args.debug:
             raise
-        print(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)",
+        print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return EXIT_INTERNAL
-    sys.stdout.write(out)
+    sys.stdout.write(terminal_safe(out))
     return EXIT_OK
 
 

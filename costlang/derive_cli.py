@@ -50,9 +50,11 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                         help="the steps of each kernel to show, in the recipe's order: any of "
                              "bytes, flops, intensity, attainable, times, verdict (default: all)")
     derive.add_argument("-o", "--output", help="write to this file instead of stdout")
+    derive.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     plot = sub.add_parser("plot", help="draw the roofline (or a sweep) to a PNG, SVG or PDF file")
     plot.add_argument("file")
     plot.add_argument("-o", "--output", required=True, help="roofline.png, .svg or .pdf")
+    plot.add_argument("--force", action="store_true", help="replace an existing file")
     plot.add_argument("--hardware", action="append", help="hardware preset (repeat to overlay several)")
     plot.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's)")
     plot.add_argument("--compare-fusion", action="store_true",
@@ -102,24 +104,60 @@ def parse_steps(text):
     return tuple(s for s in STEPS if s in names)
 
 
-def _emit(text: str, output) -> str:
-    if output is None:
+def _emit(text: str, args) -> str:
+    if args.output is None:
         return text
-    _write(output, lambda path: path.write_text(text, encoding="utf-8"))
+    from .printers.safe import terminal_safe  # the file is read on a terminal too
+    _write(args, terminal_safe(text).encode("utf-8"))
     return ""
 
 
-def _write(output: str, write) -> None:
-    """Run `write(Path(output))`; a path that cannot be written is bad input, not a crash."""
+def _write(args, data: bytes) -> None:
+    """Write `data` to `-o`; never over the input file, never through a symbolic link, and over an
+    existing file only with `--force`. A path that cannot be written is bad input, not a crash."""
+    import os
+    path, span = check_output(args), argument_span("-o", args.output)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    if not args.force:
+        flags |= os.O_EXCL  # the file did not exist a moment ago: it must not appear meanwhile
     try:
-        write(Path(output))
+        fd = os.open(path, flags, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
     except OSError as e:
-        raise ArgumentError(f"cannot write {output!r}: {e.strerror or e}", argument_span("-o", output),
+        raise ArgumentError(f"cannot write {args.output!r}: {e.strerror or e}", span,
                             "check that the folder exists and can be written") from None
+
+
+def check_output(args) -> Path:
+    """The `-o` path, once it is known that writing it loses nothing (checked before the analysis
+    too, so that a refused file name does not wait for it)."""
+    output = args.output
+    span = argument_span("-o", output)
+    path = Path(output)
+    if path.is_symlink():
+        raise ArgumentError(f"will not write {output!r}: it is a symbolic link", span,
+                            "name the file the link points to, or another file")
+    if path.exists():
+        try:
+            same = path.samefile(args.file)
+        except OSError:
+            same = False
+        if same:
+            raise ArgumentError(f"will not write over the input file {output!r}", span,
+                                "choose another name for the output")
+        if not args.force:
+            raise ArgumentError(f"will not replace the existing file {output!r}", span,
+                                "add --force to replace it, or choose another name")
+        if not path.is_file():
+            raise ArgumentError(f"cannot write {output!r}: it is not a regular file", span)
+    return path
 
 
 def derive_command(args) -> str:
     from . import load
+    if args.output is not None:
+        check_output(args)
     from .analysis.roofline import analyze
     from .cli_whatif import apply_cli_settings
     steps = parse_steps(args.steps)
@@ -128,7 +166,7 @@ def derive_command(args) -> str:
     if args.compare_fusion:
         from .analysis.compare import compare_fusion
         extras = (compare_fusion(analysis),)
-    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args.output)
+    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args)
 
 
 # --- plot --------------------------------------------------------------------------------------
@@ -142,6 +180,7 @@ def plot_command(args) -> str:
         raise ArgumentError(f"cannot write a plot to {args.output!r}: the file name must end in "
                             f"{', '.join(plot.FORMATS[:-1])} or {plot.FORMATS[-1]}",
                             argument_span("-o", args.output))
+    check_output(args)
     from . import load
     from .analysis.roofline import analyze
     from .cli_whatif import apply_cli_settings
@@ -168,7 +207,7 @@ def plot_command(args) -> str:
                                 f"give them values with --set (e.g. --set {free.split(',')[0]}=1024), or draw "
                                 f"each kernel's path with --over {free.split(',')[0]}=1..4096")
         figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
-    _write(args.output, figure.save)
+    _write(args, figure.to_bytes(suffix))
     return ""
 
 

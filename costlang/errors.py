@@ -84,8 +84,8 @@ QUOTE_WIDTH = 100  # longer source lines are quoted as a window around the span
 
 def _quote(span: Span) -> list[str]:
     """The source line and a caret line under the span (control characters shown as '?')."""
-    if not 1 <= span.line <= span.source.line_count:
-        return []
+    if not span.source.text or not 1 <= span.line <= span.source.line_count:
+        return []  # nothing to quote (e.g. a file that could not be read)
     text = "".join(ch if ch == "\t" or ch.isprintable() else "?" for ch in span.source.line(span.line))
     start = min(max(span.column, 1), len(text) + 1)
     end = span.end_column if span.end_line == span.line else len(text) + 1

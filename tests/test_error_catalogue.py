@@ -471,4 +471,4 @@ def test_cli_debug_adds_the_traceback(tmp_path, capsys, monkeypatch):
 def test_cli_missing_file(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "nowhere.cost"]) == 2
-    assert capsys.readouterr().err == "error: cannot read nowhere.cost: No such file or directory\n"
+    assert capsys.readouterr().err == "nowhere.cost:1:1: error: cannot read nowhere.cost: No such file or directory\n"

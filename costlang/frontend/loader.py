@@ -1,12 +1,17 @@
 """Reading `.cost` files from disk: bytes → UTF-8 text → `ast.Module`, with errors for both steps.
 
 Input: a path (and the span of the import that names it, if any). Output: the file's text or
-module. Only regular files of at most `MAX_FILE_BYTES` are read; undecodable bytes are reported
-at their line and column. Parsed modules are kept while their file is unchanged (same size and
+module. Only regular files of at most `MAX_FILE_BYTES` are read (a FIFO, a device or a directory
+is refused without waiting on it: the file is opened non-blocking and checked before any read);
+undecodable bytes are reported at their line and column. An error about the main file itself
+points at its line 1, column 1. Parsed modules are kept while their file is unchanged (same size and
 modification time), so the prelude is not parsed again for every file.
 """
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Optional
 
@@ -23,21 +28,39 @@ MAX_FILE_BYTES = 8 * 2 ** 20
 def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = None) -> str:
     """The text of a `.cost` file: UTF-8 (a leading byte-order mark is dropped), at most `MAX_FILE_BYTES`."""
     name = display or str(path)
+    span = span or Span(Source(name, ""), 1, 1, 1, 1)
     try:
-        if path.exists() and not path.is_file():  # a device such as /dev/zero would never end
-            raise CostImportError(f"cannot read {name}: it is not a regular file", span)
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CostImportError(f"cannot read {name}: it has {size} bytes; a .cost file may have at "
-                                  f"most {MAX_FILE_BYTES} (8 MiB)", span,
-                                  "split it into files that import each other")
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block here
     except OSError as e:
-        raise CostImportError(f"cannot read {name}: {e.strerror or e}", span) from None
+        raise CostImportError(f"cannot read {name}: {_reason(e)}", span) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # a device such as /dev/zero would never end
+            raise CostImportError(f"cannot read {name}: it is not a regular file", span)
+        if info.st_size > MAX_FILE_BYTES:
+            raise _too_large(name, info.st_size, span)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # /proc files state size 0: read no more than allowed
+    except OSError as e:
+        raise CostImportError(f"cannot read {name}: {_reason(e)}", span) from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_large(name, MAX_FILE_BYTES, span, more=True)
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise _not_utf8(data, e, name) from None
+
+
+def _reason(e: OSError) -> str:
+    return {errno.ELOOP: "it is a loop of symbolic links", errno.EISDIR: "it is a folder, not a file",
+            errno.ENAMETOOLONG: "the path is too long"}.get(e.errno, e.strerror or str(e))
+
+
+def _too_large(name: str, size: int, span: Span, more: bool = False) -> CostImportError:
+    return CostImportError(f"cannot read {name}: it has {'more than ' * more}{size} bytes; a .cost file may have "
+                           f"at most {MAX_FILE_BYTES} (8 MiB)", span, "split it into files that import each other")
 
 
 def _not_utf8(data: bytes, e: UnicodeDecodeError, name: str) -> CostSyntaxError:
@@ -53,9 +76,9 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
     """The parsed module of a file; unchanged files (the stdlib above all) are parsed once."""
     name = display or str(path)
     try:
-        stat = path.stat()
-        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
-    except OSError:
+        info = path.stat()
+        key = (str(path.resolve()), info.st_mtime_ns, info.st_size, name) if stat.S_ISREG(info.st_mode) else None
+    except (OSError, RuntimeError):
         key = None  # read_text reports the problem
     if key in _PARSED:
         return _PARSED[key]

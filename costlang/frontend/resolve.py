@@ -86,7 +86,10 @@ class _Resolver:
         self.module_name, self.module_names = outer, outer_names
 
     def import_path(self, target: Path, span: Optional[Span]) -> None:
-        target = target.resolve()
+        try:
+            target = target.resolve()
+        except (OSError, RuntimeError):  # a loop of symbolic links (RuntimeError before Python 3.13)
+            raise CostImportError(f"cannot import {target}: it is a loop of symbolic links", span) from None
         if target in self.stack:
             chain = " → ".join(p.name for p in self.stack[self.stack.index(target):] + [target])
             raise CostImportError(f"import cycle: {chain}", span)
@@ -364,18 +367,46 @@ def _unit_hint(name: str) -> Optional[str]:
 def _check_import_target(s: ast.Import, target: Path, importer: Optional[Path]) -> None:
     """Only existing `.cost` files can be imported: a quoted path, or a bare stdlib module name."""
     if s.is_path and target.suffix != ".cost":
-        raise CostImportError(f"cannot import \"{s.target}\": only .cost files can be imported", s.span)
-    if target.is_file():
+        raise CostImportError(f"cannot import \"{_shown(s.target)}\": only .cost files can be imported", s.span)
+    try:
+        found = target.is_file()
+    except OSError:  # a path too long for the system
+        raise CostImportError(f"cannot import \"{_shown(s.target)}\": the path is too long", s.span) from None
+    if found and s.is_path:
+        _check_link(s, target, importer)
+    if found:
         return
+    if s.is_path and os.path.lexists(target):
+        raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is not a regular file (a folder, a "
+                              "device, a FIFO or a loop of symbolic links)", s.span)
     if s.is_path:
         shown = os.path.normpath(os.path.join(os.path.dirname(s.span.file) if importer else "", s.target))
         relative_to = "the importing file" if importer else "the current directory"
-        raise CostImportError(f"cannot import \"{s.target}\": there is no file {shown}", s.span,
+        raise CostImportError(f"cannot import \"{_shown(s.target)}\": there is no file {_shown(shown)}", s.span,
                               f"a quoted path is relative to {relative_to}")
     known = sorted(p.stem for p in _resources.stdlib_dir().glob("*.cost"))
     raise CostImportError(f"cannot import '{s.target}': the stdlib has no module of that name", s.span,
                           did_you_mean(s.target, known) or f"stdlib modules: {', '.join(known)}; "
                           f"to import a file, quote its path: import \"{s.target}.cost\"")
+
+
+def _shown(target: str, width: int = 60) -> str:
+    """An import string as messages show it: at most `width` characters."""
+    return target if len(target) <= width else target[: width - 1] + "…"
+
+
+def _check_link(s: ast.Import, target: Path, importer: Optional[Path]) -> None:
+    """A symbolic link may not lead an import out of the importing file's folder (a link to
+    ~/.ssh/config or /proc/self/environ would otherwise be read, and quoted in its errors)."""
+    written = os.path.normpath(os.path.abspath(target))
+    real = os.path.realpath(target)
+    if real == written:
+        return  # no link on the way: the path says where it goes
+    base = os.path.realpath(importer.parent if importer else Path.cwd())
+    if os.path.commonpath([base, real]) != base:
+        raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is a symbolic link to a file outside "
+                              f"the folder of the importing file", s.span,
+                              "copy the file into the folder, or import it by its own path")
 
 
 class _Silenced(CostlangError):

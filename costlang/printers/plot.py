@@ -66,15 +66,39 @@ class Plot:
         suffix = path.suffix.lower()
         if suffix not in _FIXED_METADATA:  # the CLI checks this before it analyses anything
             raise ValueError(f"cannot write a plot to {path.name!r}: use .png, .svg or .pdf")
-        with matplotlib.rc_context({"svg.hashsalt": "costlang"}):
-            self.figure.savefig(path, metadata=_FIXED_METADATA[suffix], bbox_inches="tight")
+        path.write_bytes(self.to_bytes(suffix))
         return path
+
+    def to_bytes(self, suffix: str) -> bytes:
+        """The file's contents for `.png`, `.svg` or `.pdf` (the file name never reaches matplotlib)."""
+        import io
+
+        import matplotlib
+        _literal_labels(self.figure)
+        buf = io.BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "costlang"}):
+            self.figure.savefig(buf, format=suffix.lstrip("."), metadata=_FIXED_METADATA[suffix],
+                                bbox_inches="tight")
+        return buf.getvalue()
 
     def _repr_png_(self) -> bytes:
         import io
+        _literal_labels(self.figure)
         buf = io.BytesIO()
         self.figure.savefig(buf, format="png", bbox_inches="tight")
         return buf.getvalue()
+
+
+def _literal_labels(fig) -> None:
+    """Labels, legends and notes hold user text (query names, symbols): shown as written, never
+    read as matplotlib mathtext (`$\\frac{$` would not parse). Tick labels keep their mathtext."""
+    texts = list(fig.texts)
+    for ax in fig.axes:
+        texts += [ax.title, ax.xaxis.label, ax.yaxis.label]
+        if ax.get_legend() is not None:
+            texts += ax.get_legend().get_texts()
+    for t in texts:
+        t.set_parse_math(False)
 
 
 def _number(a, e) -> Optional[float]:

@@ -1,0 +1,190 @@
+"""Hardening (issue 17): each input that once crashed, hung, leaked or lost data, pinned.
+
+Every case goes through `costlang.cli.main` in-process, as a user would run it, and asserts the
+exit status (0, or 2 with a positioned message) and the words that matter. Cases that once hung
+run under `HANG_GUARD` seconds of CPU time, so that a regression fails instead of stalling.
+"""
+import json
+import os
+import signal
+
+import pytest
+
+from costlang.budget import MAX_SECONDS, time_budget
+from costlang.cli import main
+
+H = "use hardware chapter_gpu\n"
+RELU = H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n"
+HANG_GUARD = 60  # CPU seconds; each case needs well under one
+
+
+@pytest.fixture
+def cli(tmp_path, capsys, monkeypatch):
+    """Run `costlang ARGS` on TEXT (written to t.cost in a fresh folder): (status, stdout, stderr)."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(text, *args):
+        if text is not None:
+            (tmp_path / "t.cost").write_text(text, encoding="utf-8")
+        with time_budget(HANG_GUARD, "a hardening case"):
+            status = main(list(args))
+        out, err = capsys.readouterr()
+        assert "internal error" not in err and "Traceback" not in err, err
+        return status, out, err
+    return run
+
+
+# --- 5. internal errors --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["md", "latex"])
+def test_derive_prints_values_beyond_floats(cli, fmt):
+    # N = 10^400: relu reads and writes 2 B each, bytes = 4·10^400 (beyond any float)
+    status, out, _ = cli(H + "dim N = 10^400\ninput x: fp16[N]\noutput y = relu(x)\n",
+                         "derive", "--format", fmt, "t.cost")
+    assert status == 0
+    assert "4.00 \\times 10^{400}" in out
+
+
+def test_whole_program_attainable_is_an_error_not_a_crash(cli):
+    status, _, err = cli(RELU + "query with_fusion(none, attainable())\n", "run", "t.cost")
+    assert status == 2
+    assert err.startswith("t.cost:5:25: error: attainable() is a figure of one kernel, not of the whole program")
+    status, _, err = cli(RELU + "query fraction_of_peak()\n", "run", "t.cost")
+    assert status == 2 and err.startswith("t.cost:5:7: error: fraction_of_peak() is a figure of one kernel")
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_query_that_divides_by_zero_is_an_error(cli, json_flag):
+    # N = 4: 1 / (N - 4) = 1/0
+    status, out, err = cli(RELU + "query 1 / (N - 4)\n", "run", *json_flag, "t.cost")
+    assert status == 2 and out == "" and "zoo" not in err
+    assert err.startswith("t.cost:5:7: error: '1 / (N - 4)' is not a finite number with the values given")
+
+
+def test_a_huge_time_budget_is_no_budget(cli):
+    status, out, _ = cli(RELU, "run", "t.cost", "--time-budget", "1e308")
+    assert status == 0 and "memory-bound" in out
+    with time_budget(1e308, "a step"):  # clamped to MAX_SECONDS: the timer takes it
+        assert 0 < signal.getitimer(signal.ITIMER_PROF)[0] <= MAX_SECONDS + 1
+
+
+def test_a_long_import_path_is_an_error(cli):
+    status, _, err = cli(H + 'import "' + "a/" * 3000 + 'x.cost"\n', "check", "t.cost")
+    assert status == 2
+    first = err.split("\n")[0]
+    assert first.startswith('t.cost:2:1: error: cannot import "a/a/a/') and first.endswith("the path is too long")
+    assert len(first) < 150  # the import string is shortened in the message
+
+
+def test_dollar_signs_in_plot_names_and_labels(cli):
+    pytest.importorskip("matplotlib")
+    free = H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"
+    status, _, err = cli(free + 'query "$\\frac{$" = t_kernel(y)\n', "plot", "t.cost", "-o", "a$b$.svg",
+                         "--sweep", "$\\frac{$", "--range", "1:10")
+    assert status == 0, err
+    assert os.path.getsize("a$b$.svg") > 0
+
+
+# --- 2. hangs ------------------------------------------------------------------------------------
+
+def test_huge_matmul_dims_print_quickly(cli):
+    # FLOPs = 2·M·N·K = 2·10^800·4096 = 8.192e803
+    status, out, _ = cli(H + "dim M = 1e400, N = 1e400, K = 4096\ninput A: fp16[M, K]\ninput B: fp16[K, N]\n"
+                         "output C = matmul(A, B)\n", "run", "t.cost")
+    assert status == 0 and "≈ 8.192e+803 FLOP" in out
+
+
+# --- 6. JSON ---------------------------------------------------------------------------------------
+
+def test_json_never_holds_nan_or_infinity(cli):
+    # at N = 4 the shown quantity 1/(N - 4) is undefined: JSON null, never Infinity
+    status, out, _ = cli(H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n", "sweep", "--json", "t.cost",
+                         "--over", "N=1..8:pow2", "--show", "1 / (N - 4)")
+    assert status == 0
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"JSON holds {c}"))
+
+
+# --- 4. terminal escapes ---------------------------------------------------------------------------
+
+def test_control_characters_never_reach_the_terminal(cli):
+    text = RELU + 'query "\x1b]52;c;aGk=\x07\u202e\x00" = t_kernel(y)\n'
+    for args in (["run", "t.cost"], ["run", "--json", "t.cost"], ["derive", "t.cost"]):
+        status, out, err = cli(text, *args)
+        for ch in "\x1b\x07\u202e\x00":
+            assert ch not in out + err, (args, ch)
+        assert "\\u001b]52;c;aGk=\\u0007" in out + err
+    status, out, _ = cli(text, "run", "--json", "t.cost")
+    assert json.loads(out)["queries"][0]["name"].startswith("\x1b]52")  # JSON escapes decode back
+
+
+# --- 7. data loss ----------------------------------------------------------------------------------
+
+def test_derive_output_never_overwrites_the_input_or_an_existing_file(cli, tmp_path):
+    status, _, err = cli(RELU, "derive", "t.cost", "-o", "t.cost", "--force")
+    assert status == 2 and "will not write over the input file 't.cost'" in err
+    assert (tmp_path / "t.cost").read_text() == RELU
+    (tmp_path / "d.md").write_text("keep")
+    status, _, err = cli(None, "derive", "t.cost", "-o", "d.md")
+    assert status == 2 and "will not replace the existing file 'd.md'" in err and "--force" in err
+    assert (tmp_path / "d.md").read_text() == "keep"
+    assert cli(None, "derive", "t.cost", "-o", "d.md", "--force")[0] == 0
+    assert (tmp_path / "d.md").read_text().startswith("#")
+
+
+def test_output_does_not_follow_symbolic_links(cli, tmp_path):
+    (tmp_path / "link.md").symlink_to(tmp_path / "target.md")
+    status, _, err = cli(RELU, "derive", "t.cost", "-o", "link.md", "--force")
+    assert status == 2 and "it is a symbolic link" in err
+    assert not (tmp_path / "target.md").exists()
+    pytest.importorskip("matplotlib")
+    (tmp_path / "p.svg").symlink_to(tmp_path / "t.cost")
+    status, _, err = cli(None, "plot", "t.cost", "-o", "p.svg", "--force")
+    assert status == 2 and (tmp_path / "t.cost").read_text() == RELU
+
+
+# --- 1. loader safety ------------------------------------------------------------------------------
+
+def test_an_import_may_not_link_out_of_its_folder(cli, tmp_path):
+    (tmp_path / "env.cost").symlink_to("/proc/self/environ")
+    status, _, err = cli(H + 'import "env.cost"\n', "check", "t.cost")
+    assert status == 2
+    assert err.startswith('t.cost:2:1: error: cannot import "env.cost": it is a symbolic link to a file outside')
+    assert "PATH=" not in err
+
+
+def test_a_link_inside_the_folder_is_fine(cli, tmp_path):
+    (tmp_path / "real.cost").write_text("dim M = 2\n")
+    (tmp_path / "lib.cost").symlink_to(tmp_path / "real.cost")
+    assert cli(H + 'import "lib.cost"\ndim N = M\n', "check", "t.cost")[0] == 0
+
+
+@pytest.mark.parametrize("make", ["fifo", "folder", "loop", "device"])
+def test_imports_that_are_not_regular_files_end_with_exit_2(cli, tmp_path, make):
+    target = tmp_path / "x.cost"
+    if make == "fifo":
+        os.mkfifo(target)
+    elif make == "folder":
+        target.mkdir()
+    elif make == "loop":
+        (tmp_path / "y.cost").symlink_to(target)
+        target.symlink_to(tmp_path / "y.cost")
+    else:
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero")
+        os.symlink("/dev/zero", target)  # a link out of the folder, and a device
+    status, _, err = cli(H + 'import "x.cost"\n', "check", "t.cost")
+    assert status == 2 and err.startswith('t.cost:2:1: error: cannot import "x.cost": it ')
+    status, _, err = cli(None, "check", "x.cost")  # as the main file
+    assert status == 2 and err.startswith("x.cost:1:1: error: cannot read x.cost: it ")
+
+
+def test_a_file_too_large_is_refused_before_it_is_read(cli, tmp_path, monkeypatch):
+    from costlang.frontend import loader
+    monkeypatch.setattr(loader, "MAX_FILE_BYTES", 10)
+    status, _, err = cli(RELU, "check", "t.cost")
+    assert status == 2 and "a .cost file may have at most 10" in err
+
+
+def test_an_unreadable_main_file_is_placed(cli):
+    status, _, err = cli(None, "run", "missing.cost")
+    assert status == 2 and err == "missing.cost:1:1: error: cannot read missing.cost: No such file or directory\n"
