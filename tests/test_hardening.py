@@ -80,7 +80,7 @@ def test_dollar_signs_in_plot_names_and_labels(cli):
     pytest.importorskip("matplotlib")
     free = H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"
     status, _, err = cli(free + 'query "$\\frac{$" = t_kernel(y)\n', "plot", "t.cost", "-o", "a$b$.svg",
-                         "--sweep", "$\\frac{$", "--range", "1:10")
+                         "--sweep", "$\\frac{$", "--over", "N=1..10")
     assert status == 0, err
     assert os.path.getsize("a$b$.svg") > 0
 

@@ -102,8 +102,9 @@ def _commands(rng: random.Random, text: str) -> tuple:
         ("compare", "FILE", "--scenario", f"x: {d}=2"),
         ("compare", "--json", "FILE", "--scenario", "bw: bandwidth=2*bandwidth()"),
         ("plot", "FILE", "-o", "OUT/plot.svg"),
+        ("plot", "FILE", "-o", "OUT/p.png", "--sweep", show, "--over", f"{d}=1..64"),
     ]
-    weights = [6, 8, 6, 2, 3, 2, 4, 3, 3, 2, 1, 2, 2, 2, 1, 1]
+    weights = [6, 8, 6, 2, 3, 2, 4, 3, 3, 2, 1, 2, 2, 2, 1, 1, 1]
     return rng.choices(choices, weights)[0]
 
 
