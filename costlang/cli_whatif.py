@@ -80,6 +80,7 @@ def _sweep(args) -> str:
     from .printers.whatif import sweep_csv, sweep_dict, sweep_table
     base = _analysis(args)
     axes = [parse_axis(base.program, text) for text in args.over]
+    _check_grid(axes, args.over)
     result = sweep(base, axes, args.show or ["t_kernel()", "intensity()"])
     if args.csv:
         return sweep_csv(result)
@@ -87,6 +88,17 @@ def _sweep(args) -> str:
         from .printers.json import dumps
         return dumps(sweep_dict(result))
     return sweep_table(result)
+
+
+def _check_grid(axes, texts) -> None:
+    """The grid of two axes has as many points as their product: it is capped, not only each axis."""
+    import math
+
+    from .analysis.sweep import MAX_POINTS, SweepError, arg_span
+    if math.prod(len(a.values) for a in axes) > MAX_POINTS:
+        raise SweepError(f"a sweep has at most {MAX_POINTS} points in all, not "
+                         f"{' × '.join(str(len(a.values)) for a in axes)}", arg_span("--over", texts[-1]),
+                         "use fewer points per symbol (e.g. :log:100)")
 
 
 COMMANDS = {"compare": _compare, "sweep": _sweep}

@@ -7,6 +7,7 @@ All user-facing failures are `CostlangError`s; the CLI prints them and exits wit
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -91,8 +92,16 @@ def _quote(span: Span) -> list[str]:
     end = span.end_column if span.end_line == span.line else len(text) + 1
     text, start, width = _window(text, start, max(1, min(end, len(text) + 1) - start))
     gutter = str(span.line)
-    prefix = "".join(ch if ch == "\t" else " " for ch in text[: start - 1])
-    return [f" {gutter} | {text}", f" {' ' * len(gutter)} | {prefix}{'^' * width}"]
+    prefix = "".join(ch if ch == "\t" else " " * _columns(ch) for ch in text[: start - 1])
+    carets = sum(_columns(ch) for ch in text[start - 1: start - 1 + width]) or 1
+    return [f" {gutter} | {text}", f" {' ' * len(gutter)} | {prefix}{'^' * max(carets, 1)}"]
+
+
+def _columns(ch: str) -> int:
+    """Terminal columns a character takes: 2 for wide ones (Hangul, CJK), 0 for combining marks."""
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def _window(text: str, start: int, width: int) -> tuple[str, int, int]:

@@ -188,3 +188,59 @@ def test_a_file_too_large_is_refused_before_it_is_read(cli, tmp_path, monkeypatc
 def test_an_unreadable_main_file_is_placed(cli):
     status, _, err = cli(None, "run", "missing.cost")
     assert status == 2 and err == "missing.cost:1:1: error: cannot read missing.cost: No such file or directory\n"
+
+
+# --- 2./3./5. sweeps: bounds, points and memory ------------------------------------------------------
+
+FREE2 = H + "dim N\ndim M\ninput x: fp16[N, M]\noutput y = relu(x)\n"
+
+
+def test_a_sweep_bound_beyond_floats_is_an_error(cli):
+    status, _, err = cli(RELU.replace("dim N = 4", "dim N"), "sweep", "t.cost", "--over", "N=1..10^400")
+    assert status == 2 and "a sweep bound must be a real number of at most 1e+300" in err
+
+
+def test_a_sweep_grid_is_capped_in_all_not_only_per_symbol(cli):
+    # 100000 × 100000 = 10^10 points: refused before any array is made (was 22.7 GB)
+    status, _, err = cli(FREE2, "sweep", "t.cost", "--over", "N=1..100000:lin:100000",
+                         "--over", "M=1..100000:lin:100000")
+    assert status == 2
+    assert err.startswith("--over:1:1: error: a sweep has at most 100000 points in all, not 100000 × 100000")
+    # 100000 × 1: exactly at the cap (a boundary on purpose) is allowed
+    assert cli(FREE2, "sweep", "t.cost", "--over", "N=1..100000:lin:100000", "--over", "M=1..1", "--csv")[0] == 0
+
+
+def test_a_point_count_of_seven_digits_is_an_error_not_11_points(cli):
+    status, _, err = cli(FREE2, "sweep", "t.cost", "--over", "N=1..10:lin:1000000", "--over", "M=1..3")
+    assert status == 2 and "a sweep has 1 to 100000 points per symbol, not 1000000" in err
+
+
+# --- 6. silent wrong answers -------------------------------------------------------------------------
+
+def test_a_peak_given_twice_in_one_block_is_an_error(cli):
+    status, _, err = cli("hardware g : chapter_gpu { peak fp16 = 1 TFLOP/s\n  peak fp16 = 2 TFLOP/s }\n"
+                         "use hardware g\ndim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n", "run", "t.cost")
+    assert status == 2 and err.startswith("t.cost:2:3: error: the peak of fp16 is given twice (first at line 1)")
+
+
+def test_a_memory_level_given_twice_in_one_block_is_an_error(cli):
+    status, _, err = cli("hardware g : chapter_gpu { memory HBM { bandwidth = 1 TB/s }\n"
+                         "  memory HBM { bandwidth = 3 TB/s } }\nuse hardware g\n", "check", "t.cost")
+    assert status == 2 and "memory 'HBM' is given twice in hardware 'g' (first at line 1)" in err
+
+
+def test_a_kernel_measured_twice_is_an_error(cli):
+    status, _, err = cli(RELU + "measure y { time = 1 s }\nmeasure y { time = 2 s }\n", "run", "t.cost")
+    assert status == 2 and err.startswith("t.cost:6:1: error: 'y' is measured twice (first at line 5)")
+
+
+# --- 10. cosmetic ------------------------------------------------------------------------------------
+
+def test_the_caret_lines_up_after_wide_characters(cli):
+    status, _, err = cli(H + "# 한국어\nlet 가 = 1\n", "check", "t.cost")
+    lines = err.split("\n")
+    assert status == 2 and lines[1] == " 3 | let 가 = 1"
+    assert lines[2] == "   |     ^^"  # 가 takes two terminal columns
+    status, _, err = cli(H + 'query "가나" = zz\n', "check", "t.cost")
+    line, caret = err.split("\n")[1:3]
+    assert caret.index("^") == 5 + 7 + 2 * 2 + 4  # ' 2 | ' + 'query "' + 가나 (2 columns each) + '" = '

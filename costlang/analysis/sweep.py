@@ -105,17 +105,27 @@ def parse_axis(program, text: str, default: str = "lin") -> Axis:
     return Axis(name, tuple(values))
 
 
+#: sweep values are floats: a bound beyond this is refused (10^400 would be inf, and inf..inf NaN)
+MAX_BOUND = 1e300
+
+
 def _bound(program, option: ast.Option) -> float:
     v = evaluate_setting(program, option.value)
     if not v.unit.dimensionless or not v.expr.is_number:
         raise SweepError(f"a sweep bound must be a plain number, not {v.expr}", option.value.span)
-    return float(v.expr)
+    x = float(v.expr) if v.expr.is_real else math.nan
+    if not abs(x) <= MAX_BOUND:
+        raise SweepError(f"a sweep bound must be a real number of at most {MAX_BOUND:g}", option.value.span)
+    return x
 
 
 def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
     kind, _, count = mode.partition(":")
     if kind == "pow2":
-        return [2.0 ** k for k in range(math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12) + 1)]
+        first, last = math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12)
+        if last - first >= MAX_POINTS:
+            raise SweepError(f"a sweep has 1 to {MAX_POINTS} points per symbol, not {last - first + 1}", span)
+        return [2.0 ** k for k in range(first, last + 1)]
     if count and not (count.isascii() and count.isdigit()):
         raise SweepError(f"the number of points in {mode!r} must be a whole number", span,
                          "for example lin:100 or log:9")
@@ -183,6 +193,10 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     from .roofline import analyze
     if not 1 <= len(axes) <= 2:
         raise SweepError("a sweep takes one or two symbols")
+    if math.prod(len(a.values) for a in axes) > MAX_POINTS:  # memory grows with the grid, not the axes
+        raise SweepError(f"a sweep has at most {MAX_POINTS} points in all, not "
+                         f"{' × '.join(str(len(a.values)) for a in axes)}", None,
+                         "use fewer points per symbol (e.g. :log:100)")
     program = unbind(for_analysis(analysis.program), [a.name for a in axes])
     an = analyze(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
     syms = [program.symbols[a.name].symbol for a in axes]

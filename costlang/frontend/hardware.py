@@ -33,8 +33,14 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
             raise r.unknown(s.base, "hardware", r.program.hardware)
         hw = dataclasses.replace(r.program.hardware[s.base.id], name=s.name, span=s.span, base=s.base.id)
     peaks, vector = dict(hw.peaks), dict(hw.vector_peaks)
+    stated: dict = {}  # (kind, dtype) → span, within this block: a second one would silently win
     for p in s.peaks:
         r.dtype(p.dtype.id, p.dtype.span)
+        key = (p.unit.id if p.unit is not None else "matrix", p.dtype.id)
+        if key in stated:
+            raise SemanticError(f"the {'vector ' * (key[0] == 'vector')}peak of {p.dtype.id} is given twice "
+                                f"(first at line {stated[key].line})", p.span, "keep one of them")
+        stated[key] = p.span
         if p.unit is not None and p.unit.id not in _PEAK_UNITS:
             raise SemanticError(f"a peak is `matrix` or `vector`, not '{p.unit.id}'", p.unit.span,
                                 "write `peak fp16 = ...` (the matrix peak) or `peak vector fp32 = ...`")
@@ -64,7 +70,12 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
 
 
 def _memories(r, s: ast.HardwareDef, memories: dict) -> dict:
+    stated: dict = {}  # within this block: a second `memory HBM { ... }` would silently win
     for m in s.memories:
+        if m.name in stated:
+            raise SemanticError(f"memory '{m.name}' is given twice in hardware '{s.name}' (first at line "
+                                f"{stated[m.name].line})", m.span, "state each memory level once")
+        stated[m.name] = m.span
         if m.per is not None and m.per.id.upper() != "SM":
             raise SemanticError(f"a memory level is per chip or `per SM`, not per '{m.per.id}'", m.per.span)
         opts = r.options(m.options, _MEMORY_UNITS, "memory")

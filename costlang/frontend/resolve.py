@@ -245,6 +245,10 @@ class _Resolver:
     def stmt_Measure(self, s: ast.Measure, path) -> None:
         if s.target.id not in self.program.nodes:
             raise self.unknown(s.target, "kernel", self.program.nodes)
+        if s.target.id in self.program.measurements:
+            first = self.program.measurements[s.target.id].span
+            raise SemanticError(f"'{s.target.id}' is measured twice (first at line {first.line})", s.span,
+                                "keep one `measure` block per kernel")
         opts = self.options(s.options, {"time": SECOND, "traffic": BYTE}, "measure")
         if "time" not in opts:
             raise SemanticError("a measurement needs `time = ...`", s.span)
