@@ -7,6 +7,7 @@ All user-facing failures are `CostlangError`s; the CLI prints them and exits wit
 from __future__ import annotations
 
 import difflib
+import heapq
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
@@ -66,6 +67,18 @@ class CostlangError(Exception):
         self.message = message
         self.span = span
         self.hint = hint
+
+    @property
+    def hint(self) -> Optional[str]:
+        """The hint; one given as a function (a did-you-mean search over thousands of names) is
+        computed when first read, so errors that are never shown cost nothing."""
+        if callable(self._hint):
+            self._hint = self._hint()
+        return self._hint
+
+    @hint.setter
+    def hint(self, value) -> None:
+        self._hint = value
 
     def render(self) -> str:
         where = f"{self.span}: " if self.span else ""
@@ -158,7 +171,8 @@ class ErrorGroup(CostlangError):
         unique = list({(str(e.span), e.message): e for e in errors}.values())
         files: dict[str, int] = {}  # files in the order their first error was found
         self.errors = sorted(unique, key=lambda e: _position(e, files))
-        super().__init__(self.errors[0].message, self.errors[0].span, self.errors[0].hint)
+        first = self.errors[0]
+        super().__init__(first.message, first.span, lambda: first.hint)
 
     def render(self) -> str:
         shown = [e.render() for e in self.errors[: self.MAX_RENDERED]]
@@ -178,7 +192,20 @@ def _position(error: CostlangError, files: dict):
     return (files.setdefault(s.file, len(files)), s.line, s.column)
 
 
+_FULL_SEARCH = 50  # candidates compared in full; more are first ranked by difflib's quick bound
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:
     """A hint naming the closest known spelling, or None."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    pool = sorted(set(candidates))
+    if len(pool) > _FULL_SEARCH:  # thousands of similar names: rank by the cheap bound first
+        matcher = difflib.SequenceMatcher()
+        matcher.set_seq2(name)
+        ranked = []
+        for c in pool:
+            matcher.set_seq1(c)
+            if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
+                ranked.append((matcher.quick_ratio(), c))
+        pool = sorted(c for _, c in heapq.nlargest(_FULL_SEARCH, ranked))
+    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None

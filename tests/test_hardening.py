@@ -244,3 +244,39 @@ def test_the_caret_lines_up_after_wide_characters(cli):
     status, _, err = cli(H + 'query "가나" = zz\n', "check", "t.cost")
     line, caret = err.split("\n")[1:3]
     assert caret.index("^") == 5 + 7 + 2 * 2 + 4  # ' 2 | ' + 'query "' + 가나 (2 columns each) + '" = '
+
+
+# --- 2. hangs: limits on expression size, max() arguments, did-you-mean ------------------------------
+
+def _squaring(k: int) -> str:
+    lets = "".join(f"let x{i} = x{i - 1} * x{i - 1} + M\n" for i in range(1, k + 1))
+    return H + "dim M = 4\ninput x: fp16[M]\noutput y = relu(x)\nlet x0 = M\n" + lets + f"query x{k}\n"
+
+
+def test_squaring_lets_stop_at_the_degree_limit(cli):
+    # the degree counts powers of sums (a power of one symbol counts once, as it stays one term):
+    # x1 = M^2 + M counts 1, x_k = x_{k-1}^2 + M counts 2^(k-1); x7 counts 64 (the limit, allowed:
+    # a boundary on purpose), and x8 = x7 * x7 + M would count 128
+    status, out, err = cli(_squaring(7), "run", "t.cost")
+    assert status == 0, err
+    status, _, err = cli(_squaring(13), "run", "--json", "t.cost")
+    assert status == 2
+    assert err.startswith("t.cost:13:10: error: 'x7 * x7' makes an expression too large to analyse "
+                          "(a polynomial of degree 128)")
+
+
+def test_max_of_many_arguments_is_refused(cli):
+    params = "".join(f"param s{i}\n" for i in range(200))
+    status, _, err = cli(RELU + params + "query max(" + ", ".join(f"s{i}" for i in range(200)) + ")\n",
+                         "run", "t.cost")
+    assert status == 2 and "max() takes at most 32 arguments, not 200" in err
+
+
+def test_thousands_of_unknown_names_keep_their_hints_cheap(cli):
+    lets = "".join(f"let name_{i} = {i}\n" for i in range(3000))
+    queries = "".join(f"query q{i} = nmae_{i}\n" for i in range(3000))
+    status, _, err = cli(RELU + lets + queries, "check", "t.cost")
+    assert status == 2
+    assert err.split("\n")[:4] == ["t.cost:3005:12: error: unknown name 'nmae_0'", " 3005 | query q0 = nmae_0",
+                                   "      |            ^^^^^^", "  = hint: did you mean 'name_0'?"]
+    assert err.rstrip().endswith("... and 2950 more errors")

@@ -114,7 +114,8 @@ class _QueryScope:
             if node.id not in self.lets:
                 self.lets[node.id] = evaluate(p.lets[node.id].value, self)
             return self.lets[node.id]
-        raise CostNameError(f"unknown name '{node.id}'", node.span, did_you_mean(node.id, self.known_names()))
+        known = self.known_names()
+        raise CostNameError(f"unknown name '{node.id}'", node.span, lambda: did_you_mean(node.id, known))
 
     def call(self, node: ast.Call) -> Value:
         f = node.func

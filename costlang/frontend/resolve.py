@@ -333,7 +333,8 @@ class _Resolver:
         if later is not None and later.file == name.span.file and later.line > name.span.line:
             hint = f"'{name.id}' is defined later, at line {later.line}; define it before this line"
         else:
-            hint = did_you_mean(name.id, known) or _unit_hint(name.id)
+            names = list(known)  # the names known now, searched only if the error is shown
+            hint = lambda: did_you_mean(name.id, names) or _unit_hint(name.id)  # noqa: E731
         return CostNameError(f"unknown {what} '{name.id}'", name.span, hint)
 
     def _poison(self, stmt) -> None:

@@ -70,12 +70,81 @@ def _binop(node: ast.BinOp, scope) -> Value:
         raise SemanticError("'@' multiplies matrices (tensors); numbers multiply with '*'", node.span,
                             "write `a * b`")
     left, right = evaluate(node.left, scope), evaluate(node.right, scope)
+    check_growth(node, node.op, left.expr, right.expr)
     if node.op == "^":  # the size guard needs the values of bound symbols (`2^(2^N)`, N = 100)
         return _pow(node, left, right, getattr(scope, "bindings", None) or {})
     result = _BINOPS[node.op](node, left, right)
     if node.op in "*/":
         _check_magnitude(node, result.expr)
     return result
+
+
+#: an expression may have at most this many nodes ...
+MAX_NODES = 20_000
+#: ... and a degree of at most this, counting powers of sums: `x1 = x0 * x0 + M`, ..., `x9` has
+#: degree 256 and only a few dozen nodes, yet sympy's assumptions on it (real roots of a
+#: polynomial of degree 2^k) would run for minutes. Cost models have degrees below 10.
+MAX_DEGREE = 64
+
+
+def check_growth(node, op: str, a: sympy.Expr, b: sympy.Expr) -> None:
+    """Refuse `a op b` before sympy builds it, when its size or degree passes the limits."""
+    (na, da), (nb, db) = _growth(a), _growth(b)
+    nodes = na + nb + 1
+    if op in "+-":
+        degree = max(da, db)
+    elif op in "*/":
+        degree = da + db
+    elif b.is_Number and a.is_Add:  # a power of a sum: its degree multiplies
+        degree = da * abs(float(b)) if math.isfinite(float(b)) else math.inf
+    else:
+        degree = max(da, db)
+    if nodes > MAX_NODES or degree > MAX_DEGREE:
+        what = f"{nodes} nodes" if nodes > MAX_NODES else f"a polynomial of degree {degree:g}"
+        raise SemanticError(f"'{_short(node.span.text)}' makes an expression too large to analyse ({what})",
+                            node.span, f"expressions are limited to {MAX_NODES} nodes and degree {MAX_DEGREE}")
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_GROWTH: dict = {}
+
+
+def _growth(e: sympy.Expr) -> tuple[int, float]:
+    """(nodes, degree) of an expression: degree counts symbols, multiplies through powers of sums,
+    adds over products. Walked without recursion and remembered (lets are used many times)."""
+    if not isinstance(e, sympy.Basic):
+        return 1, 0
+    if e in _GROWTH:
+        return _GROWTH[e]
+    stack = [(e, False)]
+    while stack:
+        x, ready = stack.pop()
+        if x in _GROWTH:
+            continue
+        if not x.args:
+            _GROWTH[x] = (1, 1 if x.is_Symbol else 0)
+            continue
+        if not ready:
+            stack.append((x, True))
+            stack.extend((arg, False) for arg in x.args if arg not in _GROWTH)
+            continue
+        parts = [_GROWTH[arg] for arg in x.args]
+        nodes = 1 + sum(p[0] for p in parts)
+        if x.is_Mul:
+            degree = sum(p[1] for p in parts)
+        elif x.is_Pow and x.exp.is_Number and x.base.is_Add:
+            degree = parts[0][1] * abs(float(x.exp)) if math.isfinite(float(x.exp)) else math.inf
+        else:
+            degree = max(p[1] for p in parts)
+        _GROWTH[x] = (nodes, degree)
+    if len(_GROWTH) > 200_000:  # a bounded memo: start afresh (the entries are cheap to recompute)
+        result = _GROWTH[e]
+        _GROWTH.clear()
+        return result
+    return _GROWTH[e]
 
 
 def check_substitution(expr: sympy.Expr, bindings: dict, span, what: str) -> None:
@@ -185,9 +254,16 @@ def _same_units(node, args: list[Value], least: int) -> Unit:
     return args[0].unit
 
 
+#: max()/min() of more arguments would take sympy minutes to simplify (200 symbols: about a minute)
+MAX_EXTREMUM_ARGS = 32
+
+
 def _extremum(fn):
     def apply(node, args):
         unit = _same_units(node, args, 1)
+        if len(args) > MAX_EXTREMUM_ARGS:
+            raise SemanticError(f"{node.func}() takes at most {MAX_EXTREMUM_ARGS} arguments, not {len(args)}",
+                                node.span, "sympy compares every pair of them; keep the terms that can win")
         return Value(fn(*[a.expr for a in args]), unit)
     return apply
 
