@@ -94,9 +94,9 @@ def _check_grid(axes, texts) -> None:
     """The grid of two axes has as many points as their product: it is capped, not only each axis."""
     import math
 
-    from .analysis.sweep import MAX_POINTS, SweepError, arg_span
-    if math.prod(len(a.values) for a in axes) > MAX_POINTS:
-        raise SweepError(f"a sweep has at most {MAX_POINTS} points in all, not "
+    from .analysis.sweep import MAX_GRID, SweepError, arg_span
+    if math.prod(len(a.values) for a in axes) > MAX_GRID:
+        raise SweepError(f"a sweep has at most {MAX_GRID} points in all, not "
                          f"{' × '.join(str(len(a.values)) for a in axes)}", arg_span("--over", texts[-1]),
                          "use fewer points per symbol (e.g. :log:100)")
 

@@ -205,9 +205,10 @@ def test_a_sweep_grid_is_capped_in_all_not_only_per_symbol(cli):
     status, _, err = cli(FREE2, "sweep", "t.cost", "--over", "N=1..100000:lin:100000",
                          "--over", "M=1..100000:lin:100000")
     assert status == 2
-    assert err.startswith("--over:1:1: error: a sweep has at most 100000 points in all, not 100000 × 100000")
-    # 100000 × 1: exactly at the cap (a boundary on purpose) is allowed
-    assert cli(FREE2, "sweep", "t.cost", "--over", "N=1..100000:lin:100000", "--over", "M=1..1", "--csv")[0] == 0
+    assert err.startswith("--over:1:1: error: a sweep has at most 1000000 points in all, not 100000 × 100000")
+    # 100000 × 11 = 1,100,000: just over the cap of 10^6 (test_sweep runs a grid of exactly 10^6)
+    status, _, err = cli(FREE2, "sweep", "t.cost", "--over", "N=1..100000:lin:100000", "--over", "M=1..11:lin:11")
+    assert status == 2 and "not 100000 × 11" in err
 
 
 def test_a_point_count_of_seven_digits_is_an_error_not_11_points(cli):

@@ -28,6 +28,7 @@ __all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
 
 DEFAULT_POINTS = 11
 MAX_POINTS = 100_000
+MAX_GRID = 1_000_000  # points in all: a 30000 × 30000 grid would need tens of GB
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,8 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     from .roofline import analyze
     if not 1 <= len(axes) <= 2:
         raise SweepError("a sweep takes one or two symbols")
-    if math.prod(len(a.values) for a in axes) > MAX_POINTS:  # memory grows with the grid, not the axes
-        raise SweepError(f"a sweep has at most {MAX_POINTS} points in all, not "
+    if math.prod(len(a.values) for a in axes) > MAX_GRID:  # memory grows with the grid, not the axes
+        raise SweepError(f"a sweep has at most {MAX_GRID} points in all, not "
                          f"{' × '.join(str(len(a.values)) for a in axes)}", None,
                          "use fewer points per symbol (e.g. :log:100)")
     program = unbind(for_analysis(analysis.program), [a.name for a in axes])
