@@ -122,7 +122,9 @@ COMMANDS = {"run": _run, "check": _check,
             "compare": lambda args: _whatif("compare", args), "sweep": lambda args: _whatif("sweep", args),
             "ops": lambda args: _info("ops", args), "completion": lambda args: _info("completion", args),
             "editor": lambda args: _info("editor", args),
-            "hardware": lambda args: _hardware(args.command, args)}
+            "hardware": lambda args: _hardware(args.command, args),
+            "validate": lambda args: _hardware(args.command, args),
+            "calibrate": lambda args: _hardware(args.command, args)}
 
 
 def _info(command: str, args) -> str:

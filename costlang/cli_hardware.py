@@ -1,7 +1,11 @@
-"""The `costlang hardware` subcommand: list the hardware presets, or show one with its sources.
+"""`costlang hardware`, `costlang validate` and `costlang calibrate`.
 
 `costlang hardware` lists every preset; `costlang hardware show NAME` prints every figure of NAME
 with the source its comment names; `--file F.cost` adds the hardware that file defines.
+`costlang validate FILE...` compares each `measure`d kernel with its roofline prediction (signed
+error, MAPE, lower-bound check) and with a leave-one-out calibrated prediction; `costlang calibrate
+FILE...` fits the efficiency factors and launch overhead, prints the residuals, and with `-o` writes
+a `.cost` hardware extending the measured one. Measured kernels are grouped by hardware.
 """
 from __future__ import annotations
 
@@ -17,7 +21,16 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     hw.add_argument("action", nargs="?", choices=["show"], help="show one hardware")
     hw.add_argument("name", nargs="?", help="the hardware to show")
     hw.add_argument("--file", help="also the hardware this .cost file defines (and imports)")
-    return [hw]
+    val = sub.add_parser("validate", help="predicted vs measured (`measure` blocks): signed errors, MAPE, "
+                                          "before and after leave-one-out calibration")
+    cal = sub.add_parser("calibrate", help="fit efficiency factors and launch overhead to `measure` blocks")
+    for p in (val, cal):
+        p.add_argument("files", nargs="+", metavar="FILE")
+        p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+    cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
+    cal.add_argument("--suffix", default="_calibrated",
+                     help="name of each calibrated hardware: the measured one's plus this (default _calibrated)")
+    return [hw, val, cal]
 
 
 def _program(args):
@@ -46,4 +59,41 @@ def _hardware(args) -> str:
     return hardware_sheet_text(hardware_sheet(program, args.name))
 
 
-COMMANDS = {"hardware": _hardware}
+def _groups(args) -> tuple[dict, dict]:
+    """Measured kernels of every file, grouped by hardware; and each hardware's main memory level."""
+    from . import load
+    from .analysis.calibrate import points
+    groups: dict = {}
+    levels: dict = {}
+    for path in args.files:
+        analysis = load(path).analyze(hardware=args.hardware)
+        found = points(analysis, path)
+        if found:
+            groups.setdefault(analysis.hardware.name, []).extend(found)
+            levels[analysis.hardware.name] = analysis.hardware.main_memory.name
+    if not groups:
+        raise CostNameError("no file has a `measure` block", None,
+                            "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y")
+    return groups, levels
+
+
+def _validate(args) -> str:
+    from .printers.validation import validation_text
+    return validation_text(_groups(args)[0])
+
+
+def _calibrate(args) -> str:
+    from .analysis.calibrate import fit
+    from .printers.validation import calibrated_hardware, calibration_text
+    groups, levels = _groups(args)
+    fits = {hw: fit(pts) for hw, pts in groups.items()}
+    text = calibration_text(fits)
+    if args.output:
+        from .derive_cli import _write
+        cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
+        _write(args.output, lambda path: path.write_text(cost, encoding="utf-8"))
+        text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"
+    return text
+
+
+COMMANDS = {"hardware": _hardware, "validate": _validate, "calibrate": _calibrate}
