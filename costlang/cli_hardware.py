@@ -28,6 +28,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
         p.add_argument("files", nargs="+", metavar="FILE")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
+    cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     cal.add_argument("--suffix", default="_calibrated",
                      help="name of each calibrated hardware: the measured one's plus this (default _calibrated)")
     return [hw, val, cal]
@@ -91,7 +92,7 @@ def _calibrate(args) -> str:
     if args.output:
         from .derive_cli import _write
         cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
-        _write(args.output, lambda path: path.write_text(cost, encoding="utf-8"))
+        _write(args, cost.encode("utf-8"))
         text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"
     return text
 
