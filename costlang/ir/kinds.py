@@ -77,20 +77,20 @@ def broadcast(ctx: CallContext, explicit_ones: bool = True) -> tuple[sympy.Expr,
         dims = [t.shape[-i] for t in ctx.inputs if len(t.shape) >= i]
         chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)),
                       dims[0])
-        for t in ctx.inputs:
-            d = t.shape[-i] if len(t.shape) >= i else None
-            if d is not None and explicit_ones and d != 1 and same_dim(d, sympy.Integer(1), ctx.bindings) \
-                    and not same_dim(chosen, sympy.Integer(1), ctx.bindings):
-                raise ShapeError(f"{ctx.op.name}: {t.name}{shape_text(t.shape)} would be stretched from "
-                                 f"{d} = 1 to {chosen}, which multiplies the work silently", ctx.span,
-                                 f"say so: `{t.name}_b = broadcast({t.name}) -> {t.dtype.name}[...]`, or "
-                                 "declare the dimension as a literal 1")
         for d in dims:
             if not (same_dim(d, chosen, ctx.bindings, ctx.span)
                     or same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)):
                 shapes = " and ".join(f"{t.name}{shape_text(t.shape)}" for t in ctx.inputs)
                 raise ShapeError(f"{ctx.op.name}: shapes {shapes} do not broadcast", ctx.span,
                                  f"dimension {d} does not match {chosen} (and neither is 1)")
+        for t in ctx.inputs:
+            d = t.shape[-i] if len(t.shape) >= i else None
+            if d is not None and explicit_ones and d.is_Symbol and d.xreplace(ctx.bindings) == 1 \
+                    and not same_dim(chosen, sympy.Integer(1), ctx.bindings, ctx.span):
+                raise ShapeError(f"{ctx.op.name}: {t.name}{shape_text(t.shape)} would be stretched from "
+                                 f"{d} = 1 to {chosen}, which multiplies the work silently", ctx.span,
+                                 f"say so: `{t.name}_b = broadcast({t.name}) -> {t.dtype.name}[...]`, or "
+                                 "declare the dimension as a literal 1")
         out.append(chosen)
     return tuple(reversed(out))
 

@@ -187,7 +187,12 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
             "memory": self._memory_blocks(analysis, k),
             "verdict": [self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d))],
         }
-        blocks = [self.heading(self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops)), 2)]
+        if k.count == 1:
+            title = self._say("kernel", name=self.code(d.name), ops=" + ".join(d.ops))
+        else:  # a repeated body's kernel: its figures are per run
+            title = self._say("kernel_repeated", name=self.code(d.name), ops=" + ".join(d.ops),
+                              count=self.math(sympy.latex(k.count)))
+        blocks = [self.heading(title, 2)]
         blocks += [b for name in self._settings["steps"] for b in steps[name]]
         return "\n\n".join(b for b in blocks if b)
 
