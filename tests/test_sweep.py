@@ -127,3 +127,12 @@ def test_a_million_point_grid_marks_each_crossing_once():
     assert marked == []   # each sweep line runs over S at one B: the bound never changes along it
     assert sw.grid[0][500 * 1000] == 501.0 and sw.columns[0][500 * 1000] == pytest.approx(50000 / 7)
     assert sw.columns[0][0] == pytest.approx(100 / 7)   # B = 1: B·100/7
+
+
+def test_a_crossing_sympy_cannot_solve_is_left_out_not_a_crash():
+    # examples/memory/flash_attention.cost: T_memory holds ceiling(1024/ceiling(M/256)) (the flash
+    # tiling's T_c), which sympy cannot solve for M (found by the fuzz campaign: an internal error).
+    # The table is still tabulated; only the exact crossing is missing.
+    a, sw = run_sweep("memory/flash_attention.cost", ["M=1..16:pow2"], ["t_kernel()"])
+    assert [p[0] for p in sw.points] == [2.0 ** k for k in range(5)]
+    assert sw.crossings == ()

@@ -261,7 +261,11 @@ def _crossings(an, sym) -> tuple[Crossing, ...]:
         f = (k.t_memory - k.t_compute).xreplace(an.bindings).xreplace({sym: x})
         if f.free_symbols != {x}:
             continue
-        for r, _ in _roots(f, x):
+        try:
+            roots = _roots(f, x)
+        except NotImplementedError:   # sympy cannot solve it (ceilings of the symbol): the marks still show it
+            continue
+        for r, _ in roots:
             out.append(Crossing(k.name, sym.name, r, f"crossing: {k.name} changes bound at "
                                                       f"{sym.name}* = {exact_or_approx(r)}"))
     return tuple(out)
