@@ -50,17 +50,19 @@ def instance_kernels(a, name: str) -> list:
     return [k for k in a.kernels if any(_inside(name, nodes[op].scope) for op in k.ops)]
 
 
-def weight_bytes(a, name: Optional[str] = None, per_iteration: bool = False) -> sympy.Expr:
-    """Weights and caches (of the program, or declared inside instance `name`), × their counts."""
+def weight_bytes(a, name: Optional[str] = None, per_iteration: bool = False,
+                 roles=RESIDENT_ROLES, elements: bool = False) -> sympy.Expr:
+    """Weights and caches (of the program, or declared inside instance `name`), × their counts;
+    with `roles=("weight",), elements=True` the parameter count (what `parameters()` answers)."""
     p = a.program
     skip = len(p.repeats[name].outer) + 1 if per_iteration and name in p.repeats else None
     out = []
     for t in p.tensors.values():
-        if t.role not in RESIDENT_ROLES or t.storage != t.name:
+        if t.role not in roles or t.storage != t.name:
             continue
         if name is not None and not t.name.startswith(name + "."):
             continue
-        out.append(t.bytes * p.count(t.repeat[skip:] if skip is not None else t.repeat))
+        out.append((t.numel if elements else t.bytes) * p.count(t.repeat[skip:] if skip is not None else t.repeat))
     return sympy.Add(*out)
 
 

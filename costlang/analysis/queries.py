@@ -121,6 +121,8 @@ class _QueryScope:
         f = node.func
         if f == "weight_bytes":
             return Value(self._weight_bytes(node), BYTE)
+        if f == "parameters":
+            return Value(self._weight_bytes(node, parameters=True), DIMENSIONLESS)
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
@@ -165,20 +167,22 @@ class _QueryScope:
                                 node.span, "write `query bound(C)`")
         return self._program_figure(node)
 
-    def _weight_bytes(self, node: ast.Call) -> sympy.Expr:
-        """Weights and caches of the program, of a block instance or repeat, or of one tensor."""
+    def _weight_bytes(self, node: ast.Call, parameters: bool = False) -> sympy.Expr:
+        """Weights and caches of the program, of a block instance or repeat, or of one tensor;
+        with `parameters`, the number of weight elements (caches left out), × repeat counts."""
         from .composition import weight_bytes
         p = self.a.program
+        roles = ("weight",) if parameters else ("weight", "cache")
         if not node.args:
-            return weight_bytes(self.a)
+            return weight_bytes(self.a, roles=roles, elements=parameters)
         arg = node.args[0]
         if len(node.args) == 1 and isinstance(arg, ast.Name):
             if arg.id in p.instances:
-                return weight_bytes(self.a, arg.id)
+                return weight_bytes(self.a, arg.id, roles=roles, elements=parameters)
             t = p.tensors.get(arg.id)
-            if t is not None and t.role in ("weight", "cache"):
-                return t.bytes * p.count(t.repeat)
-        raise SemanticError("weight_bytes() takes a block instance, a repeat, a weight or a cache "
+            if t is not None and t.role in roles:
+                return (t.numel if parameters else t.bytes) * p.count(t.repeat)
+        raise SemanticError(f"{node.func}() takes a block instance, a repeat, a weight or a cache "
                             "(or nothing, for the whole program)", node.span)
 
     def verdict(self, node: ast.Call) -> Verdict:

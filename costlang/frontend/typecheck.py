@@ -29,6 +29,7 @@ KERNEL_FUNCTIONS = {
     "algorithmic_bytes": BYTE, "working_set": BYTE,
     "weight_bytes": BYTE,  # weights and caches (of a block instance or repeat), × repeat counts
     "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
+    "parameters": DIMENSIONLESS,  # weight elements (caches left out), × repeat counts
 }
 #: result functions over a kernel (or tensor) at a memory level: `bytes_at(C, L2)`
 LEVEL_FUNCTIONS = {"bytes_at": BYTE, "t_memory_at": SECOND}
