@@ -32,6 +32,8 @@ ZOO = [
     ("llama3_70b", 70_553_706_496, 2 * 80 * 8 * 128 * 2),     # 327,680
     ("tinyllama_1b", 1_100_048_384, 2 * 22 * 4 * 64 * 2),     # 22,528
     ("mixtral_8x7b", 46_702_792_704, 2 * 32 * 8 * 128 * 2),   # 131,072
+    ("gpt2_medium", 354_823_168, 2 * 24 * 16 * 64 * 2),       # 98,304
+    ("deepseek_v3", 671_026_419_200, (512 + 64) * 61 * 2),    # MLA: the latent and the rope key, 70,272
 ]
 
 
@@ -64,6 +66,22 @@ def test_zoo_loads_by_name_with_exact_parameter_counts(module, params, kv_per_to
     # the KV cache is an explicit resident tensor: B = 1, T = 16 tokens
     caches = weight_bytes(a, roles=("cache",)).xreplace(p.bindings)
     assert caches == 16 * kv_per_token
+
+
+def test_gpt2_medium_and_deepseek_v3_hand_counts():
+    # GPT-2 medium: wte + wpe + 24 layers (2 LayerNorms, biased Q/K/V/O, biased 4d MLP) + final LN
+    layer = 2 * 2 * 1024 + 4 * (1024**2 + 1024) + 2 * 1024 * 4096 + 4096 + 1024
+    assert 50257 * 1024 + 1024 * 1024 + 24 * layer + 2048 == 354_823_168
+    # DeepSeek-V3: MLA per layer, 3 dense layers, 58 MoE layers (256 routed + 1 shared expert,
+    # router, score-correction bias), untied embedding and lm_head, final norm
+    d, heads = 7168, 128
+    mla = d * 1536 + 1536 + 1536 * heads * 192 + d * 576 + 512 + 512 * heads * 256 + heads * 128 * d
+    assert mla == 187_107_328
+    expert = 3 * d * 2048
+    dense, moe = mla + 2 * d + 3 * d * 18432, mla + 2 * d + 257 * expert + d * 256 + 256
+    total = 3 * dense + 58 * moe + 2 * 129280 * d + d
+    assert total == 671_026_419_200
+    assert total - 58 * 248 * expert == 37_552_297_472       # active: 8 of 256 routed experts
 
 
 def test_mixtral_active_parameters():
