@@ -228,3 +228,24 @@ a = attention_decode(x, heads = 64, kv_heads = 8, head_dim = 128, ctx = T, wt = 
     reads = {t.tensor: res.value(t.bytes) for t in k.cost.reads}
     assert reads["a.k_cache"] == 8 * 1000 * 128 * 2
     assert res.value(k.flops) == 2 * 64 * 1000 * 128      # every query head still does its FLOPs
+
+
+def test_mixtral_decode_moe_bytes_per_layer():
+    a = costlang.load(LLM / "mixtral_decode_experts.cost").analyze()
+    B = sympy.Symbol("B", positive=True, integer=True)
+    q = {r.name: r.value.expr for r in a.queries}
+    expert = 3 * 4096 * 14336 * 2                                       # 352,321,536 B
+    expected = 8 * (1 - sympy.Rational(3, 4) ** B) * expert + 57_408 * B + 73_728
+    assert sympy.simplify(q["MoE bytes per layer and step"] - expected) == 0
+    assert expected.subs(B, 1) == 704_774_208
+
+
+def test_sliding_window_cache_holds_the_window():
+    # Mistral-style window W = 4096 with T = 8192 tokens of context: the cache holds and reads 4096
+    p = load_string("""import llm
+dim T = 8192, W = 4096
+input x: bf16[1, 1, 4096]
+a = attention_decode(x, heads = 32, kv_heads = 8, head_dim = 128, ctx = min(T, W), wt = bf16, kt = bf16, at = bf16)
+""", "window.cost").program
+    caches = weight_bytes(SimpleNamespace(program=p), roles=("cache",)).xreplace(p.bindings)
+    assert caches == 2 * 8 * 4096 * 128 * 2
