@@ -249,3 +249,25 @@ a = attention_decode(x, heads = 32, kv_heads = 8, head_dim = 128, ctx = min(T, W
 """, "window.cost").program
     caches = weight_bytes(SimpleNamespace(program=p), roles=("cache",)).xreplace(p.bindings)
     assert caches == 2 * 8 * 4096 * 128 * 2
+
+
+def test_causal_prefill_does_the_lower_triangle():
+    # S = 128 tokens, 32 heads of 128: all pairs 2·32·128·128·128 = 134,217,728 FLOPs per score
+    # matmul; causal computes 128·129/2 of the 128² pairs: × 129/256 = 67,633,152
+    text = """import llm
+use hardware h100_sxm
+dim S = 128
+input x: bf16[1, S, 4096]
+a = attention_prefill(x, heads = 32, kv_heads = 32, head_dim = 128, wt = bf16, kt = bf16, at = bf16, \\
+                      causal = (S + 1) / (2 * S))
+"""
+    p = load_string(text, "causal.cost").program
+    assert p.nodes["a.scores"].flops.xreplace(p.bindings) == 67_633_152
+    assert p.nodes["a.o"].flops.xreplace(p.bindings) == 67_633_152
+    # the inputs are still read and the scores written whole: only the FLOPs scale
+    assert p.tensors["a.scores"].bytes.xreplace(p.bindings) == 32 * 128 * 128 * 2
+
+
+def test_density_outside_zero_one_is_an_error():
+    with pytest.raises(costlang.errors.CostlangError, match="density"):
+        load_string("input a: fp16[4, 4]\ninput b: fp16[4, 4]\nc = matmul(a, b) { density = 2 }", "d.cost")

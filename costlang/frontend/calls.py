@@ -42,12 +42,16 @@ def resolve_call(r, s: ast.Assign):
             raise SemanticError(f"'{spec.name}' needs at least one tensor", call.span,
                                 "numbers are computed with `let`")
         node, tensor = _library_call(r, s, spec, inputs)
-        return dataclasses.replace(node, options=_kernel_options(r, spec, call.body)), tensor
+        options = _kernel_options(r, spec, call.body)
+        density = dict(options).get("density")
+        flops = node.flops if density is None else node.flops * density
+        return dataclasses.replace(node, options=options, flops=flops), tensor
     return _custom_call(r, s, inputs)
 
 
 def _kernel_options(r, spec: OpSpec, body) -> tuple:
-    """A library call's `{ ... }`: a matmul's tiling (`bm bn bk`, or `tile` for all three),
+    """A library call's `{ ... }`: a matmul's tiling (`bm bn bk`, or `tile` for all three) and
+    `density` (the fraction of its multiply-adds a masked kernel does, e.g. causal attention),
     an access pattern (`stride`, in elements) and efficiency factors (`efficiency_KEY`)."""
     allowed = ("tile", "bm", "bn", "bk", "stride") if spec.kind == "matmul" else ("stride",)
     out: dict = {}
@@ -56,6 +60,8 @@ def _kernel_options(r, spec: OpSpec, body) -> tuple:
             raise SemanticError(f"'{o.name}' is given twice", o.span)
         if o.name.startswith("efficiency_"):
             out[o.name] = check_fraction(r, o.value, o.name.replace("_", " ", 1))
+        elif o.name == "density" and spec.kind == "matmul":
+            out[o.name] = _density(r, o)
         elif o.name in allowed:
             out[o.name] = _whole_positive(r, o)
         elif o.name in _CUSTOM_OPTIONS or o.name == "math":
@@ -63,7 +69,7 @@ def _kernel_options(r, spec: OpSpec, body) -> tuple:
             raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is {article} "
                                 f"{spec.kind} op", o.span)
         else:
-            hint = "a matmul takes tile, bm, bn, bk, stride and efficiency_KEY" if spec.kind == "matmul" \
+            hint = "a matmul takes tile, bm, bn, bk, density, stride and efficiency_KEY" if spec.kind == "matmul" \
                 else f"a {spec.kind} op takes stride and efficiency_KEY (tiling is for matmuls)"
             raise SemanticError(f"unknown option '{o.name}' for '{spec.name}'", o.span, hint)
     if "tile" in out:
@@ -75,6 +81,17 @@ def _kernel_options(r, spec: OpSpec, body) -> tuple:
     elif any(k in out for k in ("bm", "bn", "bk")) and not all(k in out for k in ("bm", "bn", "bk")):
         raise SemanticError("a tiling gives all of bm, bn and bk (or `tile` for a square tile)", body[0].span)
     return tuple(out.items())
+
+
+def _density(r, o) -> sympy.Expr:
+    """The fraction of a matmul's multiply-adds that a masked kernel computes, in (0, 1]: the
+    inputs are still read and the result written whole; only the FLOPs scale."""
+    value = r.expect(o.value, DIMENSIONLESS, "'density'").expr
+    bound = value.xreplace(r.program.bindings)
+    if bound.is_number and not (bound.is_positive and (bound - 1).is_nonpositive):
+        raise SemanticError(f"'density' is the fraction of the multiply-adds computed, in (0, 1], "
+                            f"not {bound}", o.value.span)
+    return value
 
 
 def _whole_positive(r, o) -> sympy.Expr:
