@@ -50,7 +50,7 @@ def test_exercise_2_solve_markdown_english():
 
 def test_exercise_2_solve_korean_and_latex():
     ko = solve_section(derivation("roofline/exercises/ex2_gemm_1024.cost", lang="ko"), "## 풀이 `n*`")
-    assert "`intensity(Z)` $=$ `critical_intensity(Z)` 를 $n$에 대해 푼다:" in ko
+    assert "`intensity(Z)` $=$ `critical_intensity(Z)`를 $n$에 대해 푼다:" in ko
     assert "n^{*} &= \\frac{3 \\cdot b \\cdot I^{*}}{2} \\\\\n&= 1500" in ko
     assert "여기서 $b = 2\\,\\mathrm{B}$ (원소당 바이트), $I^{*} = 500\\,\\mathrm{FLOP/B}$ (임계 강도)." in ko
     assert "- $n < n^{*}$: 메모리 바운드\n- $n > n^{*}$: 연산 바운드" in ko
@@ -100,7 +100,7 @@ def test_decode_crossing_markdown_english():
 
 def test_decode_crossing_korean_and_latex():
     ko = derivation("queries/decode_crossing.cost", lang="ko")
-    assert "## 풀이 `B*`" in ko and "`intensity(y)` $\\ge$ `critical_intensity(y)` 를 $B$에 대해 푼다:" in ko
+    assert "## 풀이 `B*`" in ko and "`intensity(y)` $\\ge$ `critical_intensity(y)`를 $B$에 대해 푼다:" in ko
     assert "- 메모리 바운드인 가장 큰 정수 $B$: $\\left\\lfloor B^{*} \\right\\rfloor = 569$" in ko
     assert "- 연산 바운드인 가장 작은 정수 $B$: $\\left\\lceil B^{*} \\right\\rceil = 570$" in ko
     assert "$B \\ge B^{*}$에서 성립한다." in ko

@@ -36,3 +36,19 @@ def test_fill_writes_particles_after_fields():
 
 def test_final_consonant_of_hangul_and_empty():
     assert final_consonant("밥") == "ㅂ" and final_consonant("바운드") == "" and final_consonant("") == ""
+
+
+def test_korean_derivation_wording():
+    """The phrases the issue asked for, in a real derivation (decode_crossing.cost, B free)."""
+    from conftest import EXAMPLES
+    from costlang import load
+    from costlang.derive_cli import render_derivation
+    ko = render_derivation(load(EXAMPLES / "queries/decode_crossing.cost").analyze(), lang="ko")
+    assert ko.startswith("# 유도 과정: `decode_crossing.cost`")
+    assert "가정: FMA 1회" in ko and "약속" not in ko
+    assert "자유 변수: $B$. 아래 결과는 $B$에 대한 식이다." in ko
+    assert "## 구하는 값" in ko and "질의" not in ko
+    assert "`x` 읽기 (입력, `bf16`)" in ko and "읽기 `x`" not in ko       # the tensor first, then 읽기
+    assert "`critical_intensity(y)`를 $B$에 대해 푼다" in ko               # `…(y)` reads with a vowel: 를
+    assert "HBM을 오가는" in ko and "$T_{\\mathrm{kernel}}$은 실측" in ko   # 엠 → 을, kernel (ㄹ) → 은
+    assert "을(를)" not in ko and "은(는)" not in ko and "이(가)" not in ko

@@ -17,6 +17,7 @@ from ..analysis import derive
 from ..analysis.verdict import Verdict
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
+from .korean import particle
 from .phrases import LANGUAGES, phrase
 from .memory_derivation import MemoryDerivationMixin
 from .solve_derivation import SolveDerivation
@@ -98,12 +99,14 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
         return self._fill(self._p(key), **fields)
 
     def _fill(self, template: str, **fields) -> str:
-        """A template with its words escaped and its fields (markup already) put in as they are."""
+        """A template with its words escaped and its fields (markup already) put in as they are; a
+        field's format spec may be a Korean particle (`{x:는}`), chosen by what the field ends with."""
         out = []
-        for words, field, _, _ in string.Formatter().parse(template):
+        for words, field, spec, _ in string.Formatter().parse(template):
             out.append(self.text(words))
             if field is not None:
-                out.append(str(fields[field]))
+                value = str(fields[field])
+                out.append(value + (particle(value, spec) if spec else ""))
         return "".join(out)
 
     def _tex(self, expr) -> tuple[str, bool]:
@@ -215,9 +218,9 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
 
     def _verdict(self, d: derive.KernelDerivation) -> str:
         bound = d.verdict.bound
-        if bound == "depends":
+        if bound in ("depends", "comms-depends"):
             condition = self.math(self._tex(d.condition)[0]) if d.condition is not None else d.verdict.condition
-            return self._say("depends", condition=condition)
+            return self._say(bound, condition=condition)
         i, _ = self._tex(d.intensity.value)
         istar, _ = self._tex(d.critical_intensity.value)
         times = {"memory-bound": r"T_{\mathrm{memory}} > T_{\mathrm{compute}}",
@@ -225,6 +228,8 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
                  "balanced": r"T_{\mathrm{compute}} = T_{\mathrm{memory}}"}
         if bound == "launch-bound":
             comparison = r"T_{\mathrm{launch}} > \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
+        elif bound == "comms-bound":
+            comparison = r"T_{\mathrm{comms}} > \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
         else:
             sign = {"memory-bound": "<", "compute-bound": ">", "balanced": "="}[bound]
             comparison = rf"I = {i} {sign} I^{{*}} = {istar} \quad ({times[bound]})"

@@ -20,7 +20,7 @@ __all__ = ["final_consonant", "particle", "fill"]
 
 # (after a final consonant, after a vowel); 으로/로 also takes 로 after ㄹ
 _PAIRS = [("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("으로", "로"), ("이다", "다"),
-          ("이면", "면"), ("이어야", "여야"), ("이고", "고"), ("이며", "며"), ("이라", "라")]
+          ("이면", "면"), ("이어야", "여야"), ("이고", "고"), ("이며", "며"), ("이라", "라"), ("이므로", "므로")]
 _BY_FORM = {form: pair for pair in _PAIRS for form in pair}
 _BY_FORM.update({f"{a}/{b}": (a, b) for a, b in _PAIRS})
 _BY_FORM.update({f"{a}({b})": (a, b) for a, b in _PAIRS})
