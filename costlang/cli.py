@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="analyse a .cost file and print the report")
     run.add_argument("file")
-    run.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+    run_format = run.add_mutually_exclusive_group()
+    run_format.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+    run_format.add_argument("--csv", action="store_true", help="print the kernels table as CSV (numbers in SI base units)")
     run.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's, else elementwise)")
     run.add_argument("--hardware", help="analyse on another hardware preset")
     run.add_argument("--compare-fusion", action="store_true",
@@ -105,6 +107,9 @@ def _run(args) -> str:
     if args.json:
         from .printers.json import to_json
         return to_json(analysis, comparison)
+    if args.csv:
+        from .printers.csvout import run_csv
+        return run_csv(analysis)
     from .printers.text import report
     return report(analysis, comparison, instances=args.instances)
 

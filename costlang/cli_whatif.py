@@ -25,7 +25,9 @@ def add_parsers(sub) -> list:
     cmp.add_argument("file")
     cmp.add_argument("--scenario", action="append", default=[], metavar="[NAME:] SETTINGS",
                      help="settings separated by ';', e.g. \"int4: weights=int4\" (repeatable)")
-    cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cmp_format = cmp.add_mutually_exclusive_group()
+    cmp_format.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cmp_format.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     sw = sub.add_parser("sweep", help="tabulate quantities over one or two dims or params")
     sw.add_argument("file")
     sw.add_argument("--over", action="append", required=True, metavar="NAME=LO..HI[:SPACING]",
@@ -71,6 +73,9 @@ def _compare(args) -> str:
         from .printers.whatif import comparison_dict
         from .printers.json import dumps
         return dumps(comparison_dict(c))
+    if args.csv:
+        from .printers.csvout import comparison_csv
+        return comparison_csv(c)
     from .printers.whatif import comparison_lines
     return "\n".join(comparison_lines(c)) + "\n"
 

@@ -136,6 +136,18 @@ class Analysis:
                 return k
         raise KeyError(node)
 
+    def show(self, result=None, lang: str = "en", steps=None):
+        """A result of this analysis (a kernel, the totals, a solve, a comparison…; None: all of it)
+        for a notebook: Markdown and LaTeX, English or Korean (`printers.display`)."""
+        from ..printers.display import render
+        return render(self, result, lang, steps)
+
+    def __repr__(self) -> str:
+        free = ", ".join(str(s) for s in self.program.free_symbols) or "none"
+        n = len(self.kernels)
+        return (f"<costlang.Analysis {self.program.source_name!r}: {n} kernel{'s' * (n != 1)} on "
+                f"{self.hardware.name}, fusion {self.fusion}, free symbols {free}>")
+
     # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
     def _repr_markdown_(self) -> str:
         from ..printers.markdown import MarkdownPrinter

@@ -1,0 +1,51 @@
+"""Rich display in notebooks: any result of an analysis as Markdown and LaTeX, in English or Korean.
+
+Input: an `Analysis` and one of its results (a `KernelResult`, the `Totals`, a `SolveResult` or
+`RegimeMap`, a `QueryResult`, a `MeasuredResult`, a `FusionComparison`, a what-if `Comparison`),
+or nothing for the whole derivation. Output: a `Rendered`, which Jupyter shows through
+`_repr_markdown_` (and nbconvert's LaTeX export through `_repr_latex_`). `Analysis.show` calls it.
+
+>>> from costlang import load_string
+>>> a = load_string("use hardware chapter_gpu\\ndim N = 1000\\ninput x: fp16[N]\\ny = relu(x)").analyze()
+>>> r = a.show(a.kernels[0], lang="ko")
+>>> r._repr_markdown_().splitlines()[0]
+'## 커널 `y` (relu)'
+>>> "\\\\subsection*{Kernel \\\\texttt{y} (relu)}" in a.show(a.kernels[0])._repr_latex_()
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Rendered", "render"]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    markdown: str
+    latex: str
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+    def _repr_latex_(self) -> str:
+        return self.latex
+
+    def __str__(self) -> str:
+        return self.markdown
+
+
+def render(analysis, obj=None, lang: str = "en", steps=None) -> Rendered:
+    """`obj` (a result of `analysis`, or the analysis itself when None) in both markups."""
+    from .derivation import STEPS
+    from .latex import LatexDocPrinter
+    from .markdown import MarkdownPrinter
+    settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
+    target = analysis if obj is None else obj
+    if type(target).__name__ == "Comparison":   # a what-if table: the text printer's, verbatim
+        from .whatif import comparison_lines
+        text = "\n".join(comparison_lines(target))
+        return Rendered(f"```\n{text}\n```\n", "\\begin{verbatim}\n" + text + "\n\\end{verbatim}\n")
+    context = {} if obj is None else {"analysis": analysis}
+    return Rendered(MarkdownPrinter(**settings).doprint(target, **context),
+                    LatexDocPrinter(**settings).doprint(target, **context))
