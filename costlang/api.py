@@ -90,8 +90,7 @@ def _setting_text(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, Fraction, sympy.Rational, str)):
         raise TypeError(f"a setting's value is an int, a Fraction or costlang text, not {value!r}")
     if isinstance(value, (Fraction, sympy.Rational)):
-        return f"({value.numerator}) / ({value.denominator})" if isinstance(value, Fraction) \
-            else f"({value.p}) / ({value.q})"
+        return f"({value.numerator}) / ({value.denominator})"
     return str(value)
 
 

@@ -37,7 +37,7 @@ def _ops(args) -> str:
              "flops_per_element": None if o.kind == "view" else str(o.flops),
              "defined_at": _where(o.span)} for o in sorted(program.ops.values(), key=lambda o: o.name)]
     blocks = [{"name": b.name, "params": [_param(p) for p in b.params], "defined_at": _where(b.span)}
-              for b in sorted(getattr(program, "blocks", {}).values(), key=lambda b: b.name)]
+              for b in sorted(program.blocks.values(), key=lambda b: b.name)]
     if args.json:
         return json.dumps({"ops": rows, "blocks": blocks}, indent=2, ensure_ascii=False) + "\n"
     out = _table([("op", "kind", "FLOPs/element", "defined at")] +

@@ -200,7 +200,7 @@ def plot_command(args) -> str:
         if axis is not None:
             from .analysis.curve import kernel_trajectories
             trajectories = [kernel_trajectories(a, axis) for a in analyses]
-        elif not any(plot._points(a) for a in analyses):
+        elif not any(plot.points(a) for a in analyses):
             free = ", ".join(sorted(str(s) for s in program.free_symbols))
             raise ArgumentError(f"no kernel can be placed on the roofline: they depend on {free}, which "
                                 "have no value", None,

@@ -47,16 +47,11 @@ def run_csv(a) -> str:
     v = a.value
     rows = [RUN_HEADER]
     for k in a.kernels:
-        rows.append((k.name, "+".join(k.op_names), csv_number(v(_count(k))),
+        rows.append((k.name, "+".join(k.op_names), csv_number(v(k.count)),
                      *(csv_number(v(e)) for e in (k.flops, k.bytes, k.intensity, k.critical_intensity,
                                                   k.t_compute, k.t_memory, k.t_kernel)),
-                     bound_text(k.bound, getattr(k, "level", None))))
+                     bound_text(k.bound, k.level)))
     return _write(rows)
-
-
-def _count(k):
-    count = getattr(k, "count", 1)   # how often a repeated body runs the kernel (1, or L)
-    return sympy.Integer(count) if isinstance(count, int) else count
 
 
 def comparison_csv(c) -> str:

@@ -17,7 +17,7 @@ import sympy
 from ..units import BYTE_PER_S, FLOP_PER_S
 from .mathtex import prefixed_tex
 
-__all__ = ["Plot", "roofline", "sweep", "FORMATS"]
+__all__ = ["Plot", "roofline", "sweep", "points", "FORMATS"]
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 _FIXED_METADATA = {".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDate": None},
@@ -115,7 +115,7 @@ def _plain(text: str) -> str:
     return text.replace(r"\,", " ").replace(r"\mathrm{", "").replace(r"\mu ", "µ").replace("}", "")
 
 
-def _points(a):
+def points(a):
     """(kernel, I, attainable) for each kernel with a finite positive I."""
     out = []
     for k in a.kernels:
@@ -196,7 +196,7 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
         color = _COLORS[n % len(_COLORS)]
         tag = f"{a.hardware.name}: " if len(analyses) > 1 else ""
         _roof(ax, a, color, tag, xs, st, labels)
-        for k, i, p in _points(a):
+        for k, i, p in points(a):
             ax.plot([i], [p], "o", color=color, markersize=st.marker, label=f"{tag}kernel {k.name}")
             labels.append(_Label(k.name, i, p, color))
         _level_points(ax, a, color, st, labels)
@@ -234,7 +234,7 @@ def _axes(ax, st: Style, linear: bool) -> None:
 
 
 def _x_range(analyses, unfused, trajectories=()):
-    values = [i for a in list(analyses) + list(unfused) for _, i, _ in _points(a)]
+    values = [i for a in list(analyses) + list(unfused) for _, i, _ in points(a)]
     values += [float(a.hardware.peak(k.cost.math_dtype)) / float(a.hardware.bandwidth)
                for a in analyses for k in a.kernels if a.hardware.peak(k.cost.math_dtype) is not None]
     values += [float(v) for ts in trajectories for t in ts for v in (t.intensity.min(), t.intensity.max())
@@ -245,9 +245,9 @@ def _x_range(analyses, unfused, trajectories=()):
 
 def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list):
     """Unfused kernels hollow, each with an arrow to the fused kernel that took its ops."""
-    points = {k.name: (k, i, p) for k, i, p in _points(fused)}
-    for k, i, p in _points(unfused):
-        target = next((v for v in points.values() if set(k.ops) <= set(v[0].ops)), None)
+    placed = {k.name: (k, i, p) for k, i, p in points(fused)}
+    for k, i, p in points(unfused):
+        target = next((v for v in placed.values() if set(k.ops) <= set(v[0].ops)), None)
         if target is None or set(target[0].ops) == set(k.ops):
             continue
         ax.plot([i], [p], "o", color=color, markerfacecolor="none", markersize=st.marker,
