@@ -133,7 +133,9 @@ COMMANDS = {"run": _run, "check": _check,
 
 
 def _info(command: str, args) -> str:
-    from .cli_info import COMMANDS as INFO
+    from .cli_info import COMMANDS as INFO, completion_script
+    if command == "completion":
+        return completion_script(_parser(), args.shell)
     return INFO[command](args)
 
 

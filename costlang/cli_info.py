@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import CostlangError
 
-__all__ = ["add_parsers", "COMMANDS"]
+__all__ = ["add_parsers", "completion_script", "COMMANDS"]
 
 
 def add_parsers(sub) -> list:
@@ -77,14 +77,14 @@ def _where(span) -> str:
     return f"{Path(span.source.name).name}:{span.line}"
 
 
-def _completion(args) -> str:
+def completion_script(parser, shell: str) -> str:
+    """The `shell` completion script for `parser` (the whole command line's, which cli.py passes in)."""
     try:
         import shtab
     except ImportError:
         raise CostlangError("shell completion needs the shtab package",
                             hint="pip install shtab (or pip install \"costlang[completion]\")") from None
-    from .cli import _parser
-    return shtab.complete(_parser(), shell=args.shell)
+    return shtab.complete(parser, shell=shell)
 
 
 def _editor(args) -> str:
@@ -98,4 +98,4 @@ def _editor(args) -> str:
     return "".join(f"wrote {p}\n" for p in written)
 
 
-COMMANDS = {"ops": _ops, "completion": _completion, "editor": _editor}
+COMMANDS = {"ops": _ops, "editor": _editor}

@@ -18,6 +18,8 @@ from ..ir.kinds import same_dim, shape_text
 from ..ir.program import Instance, Repeat, Tensor
 from ..units import DIMENSIONLESS
 from . import ast
+from .calls import resolve_call
+from .operands import tensor_arg
 from .rename import block_locals, rename
 
 __all__ = ["assign", "define_block", "subexpression"]
@@ -76,7 +78,6 @@ def assign(r, s: ast.Assign) -> None:
 
 def add_op(r, s: ast.Assign) -> Tensor:
     """One op node (nested operands first, each a node of its own) and the tensor it computes."""
-    from .calls import resolve_call
     if s.call.op not in r.program.blocks and s.call.op not in ("custom", "split", "slice"):
         s = dataclasses.replace(s, call=_flatten(r, s.call))
     r.define("value", s.name, s.name_span)
@@ -272,7 +273,6 @@ def _bind(r, block: ast.BlockDef, call: ast.OpCall, instance: str) -> _Binding:
 
 
 def _tensor_argument(r, arg, instance, block, p) -> Tensor:
-    from .calls import tensor_arg
     t = tensor_arg(r, arg, instance)
     if t is None:
         raise SemanticError(f"'{p.name}' of block '{block.name}' is a tensor, not a number", arg.span)

@@ -16,6 +16,7 @@ from ..ir.kinds import same_dim, shape_text
 from ..ir.program import OpNode, OpSpec, Tensor
 from ..units import DIMENSIONLESS
 from . import ast
+from .operands import tensor_arg
 
 __all__ = ["BUILTINS", "resolve_builtin", "split", "axis_of"]
 
@@ -55,7 +56,6 @@ def _kwargs(call: ast.OpCall, allowed: tuple) -> dict:
 
 
 def _tensors(r, s, args):
-    from .calls import tensor_arg
     return [tensor_arg(r, a, s.name) for a in args]
 
 

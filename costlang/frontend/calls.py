@@ -19,8 +19,9 @@ from ..units import BYTE, DIMENSIONLESS, FLOP
 from . import ast
 from .builtins import BUILTINS, resolve_builtin
 from .hardware import check_fraction
+from .operands import tensor_arg
 
-__all__ = ["resolve_call", "tensor_arg"]
+__all__ = ["resolve_call"]
 
 CUSTOM = OpSpec("custom", (), "custom", sympy.Integer(0))
 _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
@@ -108,30 +109,6 @@ def _op(r, call: ast.OpCall) -> OpSpec:
     if call.op not in r.program.ops:
         raise r.unknown(ast.Name(call.op, call.op_span), "operator", list(r.program.ops) + ["custom"])
     return r.program.ops[call.op]
-
-
-def tensor_arg(r, arg: ast.Expr, base: str, numbers_ok: bool = False):
-    """The tensor an argument stands for: a name, or a nested op expression (a node of its own,
-    named `<base>.<op>`). A number is None where `numbers_ok` (an elementwise op's constant
-    operand, held in a register: `x * 0.5`), else an error."""
-    from .blocks import subexpression
-    if not isinstance(arg, ast.Name):
-        t = subexpression(r, arg, base)
-        if t is not None:
-            return t
-        if numbers_ok:
-            r.expect(arg, DIMENSIONLESS, "a constant operand")
-            return None
-        raise SemanticError(f"'{arg.span.text}' is a number, not a tensor", arg.span,
-                            "only elementwise ops take a number as an operand (`x * 0.5`)")
-    if arg.id not in r.program.tensors:
-        if arg.id in r.program.symbols or arg.id in r.program.lets:
-            if numbers_ok:
-                return None
-            raise SemanticError(f"'{arg.id}' is a number, not a tensor", arg.span,
-                                "operators take tensors declared with `input`, `weight` or computed by an op")
-        raise r.unknown(arg, "tensor", r.program.tensors)
-    return r.program.tensors[arg.id]
 
 
 def _check_arity(spec: OpSpec, call: ast.OpCall, inputs) -> None:

@@ -180,6 +180,11 @@ class _Resolver:
         from .blocks import assign  # ops, tensor expressions, block calls and repeats
         assign(self, s)
 
+    def subexpression(self, expr: ast.Expr, base: str):
+        """The tensor a nested op expression computes (for `operands.tensor_arg`), or None."""
+        from .blocks import subexpression
+        return subexpression(self, expr, base)
+
     def stmt_BlockDef(self, s: ast.BlockDef, path) -> None:
         from .blocks import define_block
         define_block(self, s)
