@@ -4,7 +4,8 @@ Input: a `Program` with a selected system and a kernel of it. Output: the kernel
 each chip sends), the `Link` it crosses and T_comms = sent / (links · one_way) + steps · α
 (stdlib/collectives.cost states `sent` and `steps` per algorithm). For the program: the lower
 bound max(ΣT_compute, ΣT_memory, ΣT_comms) (communication fully overlapped with the rest) and
-the upper bound ΣT_compute + ΣT_memory + ΣT_comms (nothing overlapped), each plus the launches.
+the upper bound ΣT_compute + ΣT_memory + ΣT_comms (nothing overlapped), each plus the launches
+and, with pipeline stages, times (m + p − 1)/m for the bubble (`passes.parallelism`).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
 
 
-def program_bounds(t_compute, t_memory, t_comms, t_launch):
-    """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches."""
-    return (t_launch + sympy.Max(t_compute, t_memory, t_comms),
-            t_launch + t_compute + t_memory + t_comms)
+def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1)):
+    """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches;
+    both × `stretch`, a pipeline's (m + p − 1)/m (its bubble: the stages wait for each other)."""
+    return (stretch * (t_launch + sympy.Max(t_compute, t_memory, t_comms)),
+            stretch * (t_launch + t_compute + t_memory + t_comms))

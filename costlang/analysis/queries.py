@@ -197,7 +197,7 @@ class _QueryScope:
         if f == "footprint":
             self._no_args(node)
             return Value(a.footprint.bytes, BYTE)
-        if f in ("chips", "footprint_system", "t_overlap", "t_serial"):
+        if f in ("chips", "footprint_system", "t_overlap", "t_serial", "bubble"):
             return self._many_chips(node)
         if f == "peak":
             if not node.args or not isinstance(node.args[0], ast.Name):
@@ -234,6 +234,9 @@ class _QueryScope:
         chips = system.chips if system is not None else sympy.Integer(1)
         if f == "chips":
             return Value(chips, DIMENSIONLESS)
+        if f == "bubble":
+            from ..passes.parallelism import bubble_fraction
+            return Value(bubble_fraction(a.program), DIMENSIONLESS)
         if f == "footprint_system":
             return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
         t = a.totals

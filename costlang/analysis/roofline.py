@@ -17,6 +17,7 @@ from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
+from ..passes.parallelism import pipeline_stretch
 from .comms import KernelComms, kernel_comms, program_bounds
 from .costs import KernelCost
 from .footprint import Footprint, footprint
@@ -181,7 +182,8 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     bindings = program.bindings
     bkey = bindings_key(bindings)
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey) for k, cost in zip(kernels, costs))
-    analysis = Analysis(program, hw, mode, results, _totals(results, hw, bindings, program.main_span),
+    analysis = Analysis(program, hw, mode, results,
+                        _totals(results, hw, bindings, program.main_span, pipeline_stretch(program)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
     analysis.queries = answer_queries(analysis)
@@ -284,7 +286,7 @@ def _ratio(a, b):
     return a / b
 
 
-def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
+def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)) -> Totals:
     """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
     add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in kernels])  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
@@ -300,7 +302,8 @@ def _totals(kernels, hw: Hardware, bindings, span=None) -> Totals:
         verdict = decide_comms(verdict, tc, tm, tcomms, sympy.Integer(0), bindings, span)
     if kernels and (t_launch - busy).xreplace(bindings).is_positive:
         verdict = Verdict("launch-bound")
-    lower, upper = program_bounds(tc, tm, tcomms, t_launch) if tcomms != 0 else (None, None)
+    lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch) if tcomms != 0 or stretch != 1 \
+        else (None, None)
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, verdict, _total_level(kernels, hw, bindings),
                   tcomms, lower, upper)

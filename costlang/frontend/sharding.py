@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from ..errors import SemanticError, did_you_mean
 from ..ir.system import ParallelSpec, ShardSpec
+from ..units import DIMENSIONLESS
 from . import ast
 
 __all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
 
-#: each kind and the options it takes (name → unit, or None for a name such as a dtype)
-PARALLEL_KINDS = {"tensor": {"algorithm": None}, "data": {}}
+#: each kind and the options it takes (name → unit, or None for a name such as a dtype):
+#: `gradients = DTYPE` makes the step a training step (data parallel's gradient all-reduce);
+#: `microbatches = m` is the pipeline's micro-batch count (1 when not given)
+PARALLEL_KINDS = {"tensor": {"algorithm": None}, "data": {"gradients": None, "algorithm": None},
+                  "pipeline": {"microbatches": DIMENSIONLESS}, "expert": {"algorithm": None}}
 
 
 def _system(r, span):
@@ -66,11 +70,19 @@ def parallel_statement(r, s: ast.Parallel) -> None:
         if allowed[o.name] is None:
             if not isinstance(o.value, ast.Name):
                 raise SemanticError(f"'{o.name}' takes a name", o.value.span)
-            options.append((o.name, o.value))
+            options.append((o.name, r.dtype(o.value.id, o.value.span) if o.name == "gradients" else o.value))
         else:
-            options.append((o.name, r.expect(o.value, allowed[o.name], f"'{o.name}'").expr))
+            options.append((o.name, _whole(r, o)))
     if any(p.kind == s.kind.id for p in r.program.parallels):
         raise SemanticError(f"'parallel {s.kind.id}' is given twice", s.span)
     if any(p.axis == axis for p in r.program.parallels):
         raise SemanticError(f"axis '{axis}' already carries another parallelism", s.axis.span)
     r.program.parallels.append(ParallelSpec(s.kind.id, axis, tuple(options), s.span))
+
+
+def _whole(r, o: ast.Option):
+    value = r.expect(o.value, DIMENSIONLESS, f"'{o.name}'").expr
+    bound = value.xreplace(r.program.bindings)
+    if bound.is_number and not (bound.is_integer and bound.is_positive):
+        raise SemanticError(f"'{o.name}' counts and must be a positive whole number, not {bound}", o.value.span)
+    return value

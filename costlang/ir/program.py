@@ -20,9 +20,9 @@ __all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory"
            "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
 
 FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
-ROLES = ("input", "weight", "cache", "intermediate", "output")
+ROLES = ("input", "weight", "cache", "gradient", "intermediate", "output")
 #: roles whose tensors stay in memory for the whole program (counted × their repeat count)
-RESIDENT_ROLES = ("weight", "cache")
+RESIDENT_ROLES = ("weight", "cache", "gradient")  # gradient: a training step's gradient buffer
 
 
 @dataclass(frozen=True)

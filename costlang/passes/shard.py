@@ -29,6 +29,7 @@ from ..errors import CostlangError, ErrorGroup, SemanticError
 from ..ir.kinds import same_dim
 from ..ir.program import OpNode, Program, Tensor
 from ..ir.system import comms_of
+from .parallelism import collective_node, fresh, insert_gradient_all_reduce, insert_sends, stage_repeats
 
 __all__ = ["shard_program"]
 
@@ -307,7 +308,19 @@ def _localize(program: Program, p: _Propagation) -> Program:
             nodes[n.name] = node
             continue
         _insert_all_reduce(program, node, axis, sizes[axis], tensors, nodes, algorithm)
-    return dataclasses.replace(program, tensors=tensors, nodes=nodes, sharded=True)
+    return _parallelisms(program, p, tensors, nodes, sizes)
+
+
+def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> Program:
+    """Pipeline stages and their sends; a training step's gradient all-reduce (passes.parallelism)."""
+    repeats = program.repeats
+    pipeline, data = p.parallel.get("pipeline"), p.parallel.get("data")
+    if pipeline is not None:
+        repeats = stage_repeats(program, pipeline, sizes, program.bindings)
+        nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
+    if data is not None and dict(data.options).get("gradients") is not None:
+        insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
+    return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True)
 
 
 def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
@@ -334,25 +347,12 @@ def _local_shape(t: Tensor, spec, sizes, bindings, span):
     return tuple(shape)
 
 
-def _fresh(name: str, taken) -> str:
-    if name not in taken:
-        return name
-    i = 2
-    while f"{name}_{i}" in taken:
-        i += 1
-    return f"{name}_{i}"
-
-
 def _insert_all_reduce(program, node: OpNode, axis, size, tensors, nodes, algorithm) -> None:
     out = node.output
     taken = set(tensors) | set(program.nodes) | set(nodes)
-    partial = _fresh(f"{out}_partial", taken)
+    partial = fresh(f"{out}_partial", taken)
     tensors[partial] = dataclasses.replace(tensors[out], name=partial, role="intermediate", storage=partial)
     nodes[node.name] = dataclasses.replace(node, output=partial)
-    op_name = "all_reduce" if algorithm is None else f"all_reduce_{algorithm.id}"
-    spec = program.ops.get(op_name)
-    if spec is None or spec.kind != "collective":
-        raise SemanticError(f"there is no collective '{op_name}'", algorithm.span if algorithm else node.span)
-    name = _fresh(f"{out}_all_reduce", taken | {partial})
-    nodes[name] = OpNode(name, spec, (partial,), out, sympy.Integer(0), node.math_dtype, node.span,
-                         comms=comms_of(spec, axis, size, tensors[partial].bytes))
+    name = fresh(f"{out}_all_reduce", taken | {partial})
+    nodes[name] = collective_node(program, "all_reduce", algorithm, name, tensors[partial], out, axis, size,
+                                  node.span, node.repeat, node.scope)

@@ -6,6 +6,7 @@ system-wide ones are per chip × chips.
 """
 from __future__ import annotations
 
+from ..passes.parallelism import bubble_fraction, pipeline_stretch
 from ..units import BYTE, BYTE_PER_S, FLOP, SECOND
 from .numbers import exact_or_approx, human
 
@@ -52,18 +53,47 @@ def system_lines(a) -> list[str]:
                      f"T_comms = {human(v(k.t_comms), SECOND)}; {k.bound}")
     t = a.totals
     chips = system.chips
+    lines += _parallel_lines(a)
     lines += ["", "many-chip totals (one chip's time; the system runs its chips in parallel)"]
+    stretch = pipeline_stretch(a.program)
+    times = "" if stretch == 1 else "(m + p − 1)/m × "
     if collectives:
         sent = sum((k.comms.comms.sent for k in collectives), 0)
         lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
                      f"system-wide {human(v(chips * sent), BYTE)}")
-        lines.append(f"  lower bound (communication fully overlapped): launches + max(ΣT_compute, ΣT_memory, "
-                     f"ΣT_comms) = {human(v(t.t_overlap), SECOND)}")
-        lines.append(f"  upper bound (nothing overlapped): launches + ΣT_compute + ΣT_memory + ΣT_comms = "
+        lines.append(f"  lower bound (communication fully overlapped): {times}(launches + max(ΣT_compute, "
+                     f"ΣT_memory, ΣT_comms)) = {human(v(t.t_overlap), SECOND)}")
+        lines.append(f"  upper bound (nothing overlapped): {times}(launches + ΣT_compute + ΣT_memory + ΣT_comms) = "
                      f"{human(v(t.t_serial), SECOND)}")
     lines.append(f"  system-wide: FLOPs {human(v(chips * t.flops), FLOP)}; "
                  f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
     return lines
+
+
+def _parallel_lines(a) -> list[str]:
+    """One line per parallelism the file applies: its axis, and what it changes."""
+    v, program = a.value, a.program
+    words = {"tensor": "Megatron: column- and row-parallel matmuls, an all-reduce after each row-parallel one",
+             "data": "the batch (the first dim of every input) split",
+             "expert": "the experts split, the tokens too; all-to-all dispatch before and combine after the experts"}
+    out = []
+    for s in program.parallels:
+        size = exact_or_approx(v(program.system.axis(s.axis).size))
+        text = words.get(s.kind, "")
+        options = dict(s.options)
+        if s.kind == "data" and options.get("gradients") is not None:
+            text += f"; a training step: the gradients ({options['gradients'].name}) all-reduced once per step"
+        if s.kind == "pipeline":
+            m = options.get("microbatches", 1)
+            layers = ", ".join(f"{r.name} {exact_or_approx(v(r.count))} layers" for r in program.repeats.values()
+                               if not r.outer)
+            bubble = bubble_fraction(program)
+            text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches, a send of "
+                    f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))} "
+                    f"({human(v(100 * bubble), DIMENSIONLESS)} %): the bounds are × (m + p − 1)/m = "
+                    f"{exact_or_approx(v(pipeline_stretch(program)))}")
+        out.append(f"  parallel {s.kind} over {s.axis} ({size} chips): {text}")
+    return ["", "parallelism"] + out if out else []
 
 
 def _formula(formula, value: str) -> str:

@@ -1,0 +1,131 @@
+"""Sharding, second half: the collectives that pipeline and data parallelism add to the per-chip program.
+
+Input: the per-chip tensors and nodes `passes.shard` built (local shapes, per-chip FLOPs), the
+program's `parallel pipeline` / `parallel data` statements and the mesh axis sizes. Output: the
+same, with
+- `parallel pipeline over AXIS { microbatches = m }`: every top-level repeat (the layer stack)
+  runs count/p of its layers on each of the p stages, and a `send` of the stack's output crosses
+  to the next stage (m sends of a micro-batch each: sent n in total, m latency steps); the step
+  takes (m + p − 1)/m times the stage's busy time (`pipeline_stretch`: the bubble);
+- `parallel data over AXIS { gradients = DTYPE }`: a training step. One all-reduce of every
+  weight's gradient (the chip's weights, in DTYPE, bucketed into one buffer as DDP does) runs at
+  the end of the step; the gradient buffer is resident (role "gradient").
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+from ..errors import SemanticError
+from ..ir.program import OpNode, Repeat, Tensor
+from ..ir.system import comms_of
+
+__all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
+           "pipeline_stretch", "bubble_fraction"]
+
+
+def fresh(name: str, taken) -> str:
+    """`name`, or `name_2`, `name_3`, ... when it is taken."""
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name}_{i}" in taken:
+        i += 1
+    return f"{name}_{i}"
+
+
+def collective_node(program, op: str, algorithm, name: str, source: Tensor, out: str, axis: str, size,
+                    span, repeat=(), scope="") -> OpNode:
+    """A node of collective `op` (or `op_ALGORITHM`) reading `source` and writing `out`."""
+    op_name = op if algorithm is None else f"{op}_{algorithm.id}"
+    spec = program.ops.get(op_name)
+    if spec is None or spec.kind != "collective":
+        raise SemanticError(f"there is no collective '{op_name}'", algorithm.span if algorithm else span)
+    return OpNode(name, spec, (source.name,), out, sympy.Integer(0), source.dtype, span, scope=scope,
+                  repeat=repeat, comms=comms_of(spec, axis, size, source.bytes))
+
+
+def _option(spec, key, default=None):
+    return dict(spec.options).get(key, default)
+
+
+# --- pipeline ------------------------------------------------------------------------------------
+
+def stage_repeats(program, pipeline, sizes, bindings) -> dict:
+    """The top-level repeats with count/p layers each (p = the pipeline axis's size)."""
+    p = sizes[pipeline.axis]
+    tops = [r for r in program.repeats.values() if not r.outer]
+    if not tops:
+        raise SemanticError("pipeline parallelism splits a stack of repeated layers into stages, and this "
+                            "program repeats nothing", pipeline.span,
+                            "write the layers as `layers = repeat(L) layer(x, ...)`")
+    out = dict(program.repeats)
+    for r in tops:
+        per_stage = r.count / p
+        bound = per_stage.xreplace(bindings)
+        if bound.is_number and not (bound.is_integer and bound.is_positive):
+            raise SemanticError(f"the {r.count.xreplace(bindings)} layers of '{r.name}' do not divide into "
+                                f"{p.xreplace(bindings)} pipeline stages", pipeline.span,
+                                "pick a stage count that divides the layer count")
+        out[r.name] = dataclasses.replace(r, count=per_stage)
+    return out
+
+
+def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
+    """After each top-level repeat's output: the stage's `send` to the next stage."""
+    m = _option(pipeline, "microbatches", sympy.Integer(1))
+    outputs = {r.name for r in program.repeats.values() if not r.outer}
+    out: dict = {}
+    for n in nodes.values():
+        if n.output not in outputs:
+            out[n.name] = n
+            continue
+        taken = set(tensors) | set(nodes) | set(out)
+        stage = fresh(f"{n.output}_stage", taken)
+        tensors[stage] = dataclasses.replace(tensors[n.output], name=stage, storage=stage)
+        out[n.name] = dataclasses.replace(n, output=stage)
+        name = fresh(f"{n.output}_send", taken | {stage})
+        send = collective_node(program, "send", None, name, tensors[stage], n.output, pipeline.axis,
+                               sizes[pipeline.axis], pipeline.span, scope=n.scope)
+        # m micro-batches cross one after another: the same bytes in all, m latency terms
+        out[name] = dataclasses.replace(send, comms=dataclasses.replace(send.comms, steps=send.comms.steps * m))
+    return out
+
+
+def pipeline_stretch(program) -> sympy.Expr:
+    """(m + p − 1)/m: the step time over the stage's busy time (1 without a pipeline)."""
+    spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
+    if spec is None or program.system is None:
+        return sympy.Integer(1)
+    p, m = program.system.axis(spec.axis).size, _option(spec, "microbatches", sympy.Integer(1))
+    return (m + p - 1) / m
+
+
+def bubble_fraction(program) -> sympy.Expr:
+    """(p − 1)/(m + p − 1), the idle fraction of a pipeline step: 1 − 1/stretch."""
+    return 1 - 1 / pipeline_stretch(program)
+
+
+# --- data parallel training ----------------------------------------------------------------------
+
+def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes, repeats) -> None:
+    """The gradient buffer (the chip's weights, in the gradient dtype) and its all-reduce over the axis."""
+    dtype = _option(data, "gradients")
+    count = lambda t: sympy.Mul(*[repeats[r].count for r in t.repeat])  # noqa: E731
+    numel = sympy.Add(*[t.numel * count(t) for t in tensors.values()
+                        if t.role == "weight" and t.storage == t.name])
+    if numel == 0:
+        raise SemanticError("a training step all-reduces the weights' gradients, and this program has no "
+                            "weights", data.span)
+    taken = set(tensors) | set(nodes)
+    grads = fresh("gradients", taken)
+    tensors[grads] = Tensor(grads, dtype, (numel,), "gradient", data.span, grads)
+    reduced = fresh("gradients_reduced", taken | {grads})
+    tensors[reduced] = Tensor(reduced, dtype, (numel,), "intermediate", data.span, reduced)
+    name = fresh("gradients_all_reduce", taken | {grads, reduced})
+    node = collective_node(program, "all_reduce", _option(data, "algorithm"), name, tensors[grads],
+                           reduced, data.axis, sizes[data.axis], data.span)
+    # no FLOPs: its "math" dtype is the model's (one the chip states a peak for), not the gradients'
+    math = next(t.dtype for t in tensors.values() if t.role == "weight")
+    nodes[name] = dataclasses.replace(node, math_dtype=math)

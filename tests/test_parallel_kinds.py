@@ -1,0 +1,131 @@
+"""Many chips, the other parallelisms (issue 14): pipeline stages and their bubble, data-parallel
+training (the gradient all-reduce), expert parallelism, and the zoo sharded one line each.
+
+Every expected value is derived by hand in the comment next to it.
+"""
+
+import pytest
+import sympy
+
+from costlang import CostlangError, load_string
+
+R = sympy.Rational
+
+# 1000 TFLOP/s fp16, 2 TB/s, no launch overhead; pp: 4 stages on 50 GB/s one-way with α = 2 µs;
+# dp: 2 replicas on 100 GB/s one-way, α = 0
+SYSTEM = """
+hardware chip { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 80 GB }; launch = 0 s }
+system pipe {
+  chip = chip
+  axis pp = 4
+  axis dp = 2
+  link InfiniBand over pp { one_way = 50 GB/s; latency = 2 us }
+  link NVLink over dp { one_way = 100 GB/s }
+}
+use system pipe
+block layer(x: fp16[b, d]) {
+    weight W: fp16[d, d]
+    return x @ W
+}
+"""
+
+
+def run(body: str):
+    return load_string(SYSTEM + body).analyze()
+
+
+def kernel(a, name):
+    return next(k for k in a.kernels if k.name == name)
+
+
+def query(a, name):
+    return a.value(next(q for q in a.queries if q.name == name).value.expr)
+
+
+# --- pipeline ------------------------------------------------------------------------------------
+
+def test_pipeline_stages_send_and_bubble():
+    a = run("parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\n"
+            "output y = repeat(8) layer(x)\nquery \"bubble\" = bubble()")
+    p = a.program
+    assert p.repeats["y"].count == 2                  # 8 layers over 4 stages
+    layer = kernel(a, "y")
+    assert layer.count == 2 and layer.flops == 2 * 64 * 1024 * 1024   # the whole batch passes each stage
+    send = kernel(a, "y_send")                         # the stage's output to the next stage
+    n = 64 * 1024 * 2                                  # 131,072 B of activations
+    assert send.comms.comms.sent == n and send.comms.comms.steps == 8   # 8 micro-batches: 8 α
+    assert send.t_comms == R(n, 50 * 10 ** 9) + 8 * R(2, 10 ** 6)       # 2.62144 µs + 16 µs
+    assert query(a, "bubble") == R(3, 11)             # (p − 1)/(m + p − 1) = 3/11
+    # the stage: 2 layers, each T_memory = (131,072 + 2,097,152 + 131,072) B / 2 TB/s = 1.179648 µs
+    # (T_compute 134,217,728 / 1e15 = 0.134 µs), and the send (HBM 262,144 B: 0.131072 µs)
+    t_memory = 2 * R(2359296, 2 * 10 ** 12) + R(262144, 2 * 10 ** 12)
+    t_compute = 2 * R(2 * 64 * 1024 * 1024, 10 ** 15)
+    assert a.totals.t_memory == t_memory and a.totals.t_compute == t_compute
+    # lower bound × (m + p − 1)/m = 11/8: the comms (18.62144 µs) bind
+    assert a.totals.t_overlap == R(11, 8) * send.t_comms
+    assert a.totals.t_serial == R(11, 8) * (t_compute + t_memory + send.t_comms)
+
+
+def test_one_microbatch_bubble_is_all_but_one_stage():
+    # m = 1 (the default): (p − 1)/(m + p − 1) = 3/4, the step is p = 4 times the stage
+    a = run("parallel pipeline over pp\ninput x: fp16[64, 1024]\noutput y = repeat(4) layer(x)\n"
+            "query \"bubble\" = bubble()")
+    assert query(a, "bubble") == R(3, 4)
+    assert a.program.repeats["y"].count == 1          # 4 layers, one per stage
+    assert a.totals.t_serial == 4 * (a.totals.t_compute + a.totals.t_memory + a.totals.t_comms)
+
+
+def test_one_stage_has_no_bubble():
+    text = SYSTEM.replace("axis pp = 4", "axis pp = 1")
+    a = load_string(text + "parallel pipeline over pp { microbatches = 4 }\ninput x: fp16[64, 1024]\n"
+                    "output y = repeat(4) layer(x)\nquery \"bubble\" = bubble()").analyze()
+    assert query(a, "bubble") == 0                    # (1 − 1)/(4 + 1 − 1)
+    assert a.program.repeats["y"].count == 4
+
+
+@pytest.mark.parametrize("body, message", [
+    ("parallel pipeline over pp\ninput x: fp16[64, 1024]\noutput y = repeat(6) layer(x)",
+     "the 6 layers of 'y' do not divide into 4 pipeline stages"),
+    ("parallel pipeline over pp\ninput x: fp16[64, 1024]\nweight W: fp16[1024, 1024]\noutput y = x @ W",
+     "repeats nothing"),
+    ("parallel pipeline over pp { microbatches = 0 }\ninput x: fp16[64, 1024]\noutput y = repeat(4) layer(x)",
+     "positive whole number"),
+    ("parallel pipeline over pp { stages = 4 }\ninput x: fp16[64, 1024]\noutput y = repeat(4) layer(x)",
+     "takes no option 'stages'"),
+])
+def test_bad_pipelines(body, message):
+    with pytest.raises(CostlangError) as e:
+        run(body)
+    assert message in e.value.render()
+
+
+# --- data parallel training ----------------------------------------------------------------------
+
+def test_training_step_all_reduces_the_gradients():
+    a = run("parallel data over dp { gradients = fp32 }\ninput x: fp16[64, 1024]\noutput y = repeat(3) layer(x)")
+    assert a.program.tensors["x"].shape == (32, 1024)   # the batch over dp = 2
+    grad = kernel(a, "gradients_all_reduce")
+    n = 3 * 1024 * 1024 * 4                             # 3 layers' weights in fp32: 12,582,912 B
+    assert grad.count == 1 and grad.comms.comms.message == n   # once per step, not per layer
+    # ring over p = 2: 2(p − 1)/p · n = n bytes at 100 GB/s, α = 0
+    assert grad.comms.comms.sent == n and grad.t_comms == R(n, 100 * 10 ** 9)
+    # the gradient buffer is resident: 3 · 2,097,152 B of weights + 12,582,912 B of gradients
+    assert a.footprint.resident == 3 * 2097152 + n
+
+
+def test_inference_data_parallel_has_no_gradients():
+    a = run("parallel data over dp\ninput x: fp16[64, 1024]\noutput y = repeat(3) layer(x)")
+    assert not any(k.comms for k in a.kernels)
+
+
+def test_training_with_pipeline_divides_the_gradients_by_stage():
+    a = run("parallel data over dp { gradients = bf16 }\nparallel pipeline over pp { microbatches = 4 }\n"
+            "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    # each stage holds 2 of the 8 layers: 2 · 1024² bf16 gradients = 4,194,304 B
+    assert kernel(a, "gradients_all_reduce").comms.comms.message == 2 * 1024 * 1024 * 2
+
+
+def test_gradients_name_a_dtype():
+    with pytest.raises(CostlangError) as e:
+        run("parallel data over dp { gradients = fp33 }\ninput x: fp16[64, 1024]\noutput y = repeat(3) layer(x)")
+    assert "unknown dtype 'fp33'" in e.value.render()
