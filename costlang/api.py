@@ -70,7 +70,7 @@ class Model:
         """
         program = self.program
         if settings:
-            from .analysis.variants import apply_settings
+            from .frontend.variants import apply_settings
             from .analysis.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
@@ -129,6 +129,9 @@ def _build(text: str, name: str, path: Optional[Path]) -> Model:
         raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(source, 1, 1, 1, 1),
                               "start with `use hardware chapter_gpu` and an `input` declaration")
     program = resolve(module, path)
+    if program.shardings or program.parallels:
+        from .passes.shard import shard_program  # the per-chip program (many chips)
+        program = shard_program(program)
     first = module.statements[0].span
     program.main_span = Span(first.source, first.line, first.column, first.line, first.column + 1)
     return Model(program)

@@ -17,8 +17,7 @@ from ..frontend import ast
 from ..ir.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
-from ..frontend.resolve import STATIC_FUNCTIONS, static_call
-from ..frontend.typecheck import KERNEL_FUNCTIONS
+from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
 from .verdict import Verdict
 
 __all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evaluate_in"]
@@ -158,7 +157,7 @@ class _QueryScope:
                                     did_you_mean(node.args[1].id, [x.level for x in k.levels]))
             return Value(lt.bytes if f == "bytes_at" else lt.t_memory, BYTE if f == "bytes_at" else SECOND)
         if f in STATIC_FUNCTIONS:
-            return static_call(_ProgramNames(self.a.program), node)
+            return static_call(ProgramNames(self.a.program), node)
         if f == "with_fusion":  # the expression over the same program under another fusion mode
             from .compare import analysis_under
             return evaluate(node.args[1], _QueryScope(analysis_under(self.a, node.args[0].id)))
@@ -290,21 +289,6 @@ class _QueryScope:
                                     f"'{m.node}'", node.span)
         raise SemanticError(f"kernel '{target.name}' has no `measure` block", node.span,
                             f"add `measure {node.args[0].id} {{ time = ... }}`")
-
-
-class _ProgramNames:
-    """What `static_call` needs of a resolver, over a finished program."""
-
-    def __init__(self, program):
-        self.program = program
-
-    def dtype(self, name, span):
-        if name not in self.program.dtypes:
-            raise CostNameError(f"unknown dtype '{name}'", span, did_you_mean(name, self.program.dtypes))
-        return self.program.dtypes[name]
-
-    def unknown(self, name, what, known):
-        return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))
 
 
 def _first_arg(node: ast.Call) -> ast.Call:

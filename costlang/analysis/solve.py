@@ -33,12 +33,11 @@ from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
 from .queries import evaluate_in
 from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
-from .variants import Lifted, for_analysis, generalize, lift_hardware, unbind
+from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware, unbind
 
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
            "RegimeMap", "solve", "answer_solves", "HARDWARE_TARGETS"]
 
-HARDWARE_TARGETS = ("bandwidth", "peak")
 # (lhs function, rhs function) → (words where lhs < rhs, where lhs > rhs, lhs = rhs counts as below)
 _PAIRS = {("intensity", "critical_intensity"): ("memory-bound", "compute-bound", False),
           ("t_memory", "t_compute"): ("compute-bound", "memory-bound", False),

@@ -22,7 +22,7 @@ from ..frontend import ast
 from ..ir.program import Value
 from ..units import Unit
 from .queries import evaluate_in
-from .variants import evaluate_setting, for_analysis, unbind
+from ..frontend.variants import evaluate_setting, for_analysis, unbind
 
 __all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
 

@@ -4,7 +4,7 @@ Input: an `Analysis` whose program has `scenario` and `compare` statements, or s
 the command line (`--set B=1 --set hardware=h100_sxm`, parsed by the costlang parser, never by
 Python). Output: `Comparison`s: for each scenario its totals, footprint, the file's queries and
 its solves' first crossings, exact, with each value's ratio to the first scenario and the speed-up
-T_kernel(first) / T_kernel(scenario). The settings are documented in `analysis.variants`.
+T_kernel(first) / T_kernel(scenario). The settings are documented in `frontend.variants`.
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..errors import CostSyntaxError, SolveError, Source, Span, did_you_mean
+from ..errors import CostSyntaxError, Source, Span
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
-from .variants import apply_settings, setting_kind, setting_text
+from ..frontend.variants import apply_settings, setting_text
 
 __all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses", "scenario_analysis",
-           "parse_settings", "parse_scenario", "check_solve", "check_scenario", "settings_text",
+           "parse_settings", "parse_scenario", "settings_text",
            "baseline_text"]
 
 
@@ -40,32 +40,6 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
     speedups: tuple          # T_kernel(first) / T_kernel(scenario)
     span: Optional[Span]
-
-
-# --- checks while resolving ---------------------------------------------------------------------
-
-def check_solve(r, s: ast.Solve) -> None:
-    """A solve names a known dim, param, `bandwidth` or `peak`, and both sides are well formed."""
-    from ..frontend.typecheck import check_expression
-    from .solve import HARDWARE_TARGETS
-    name = s.target.id
-    if name not in r.program.symbols and name not in HARDWARE_TARGETS:
-        raise SolveError(f"cannot solve for '{name}': it is not a dim or param of this file",
-                         s.target.span, did_you_mean(name, [*r.program.symbols, *HARDWARE_TARGETS])
-                         or "solve for a dim, a param, `bandwidth` or `peak`")
-    if s.lhs is not None:
-        check_expression(r, s.lhs)
-        check_expression(r, s.rhs)
-
-
-def check_scenario(r, s: ast.Scenario) -> None:
-    """Every setting is known and applies to what the file has defined so far."""
-    for o in s.settings:
-        kind = setting_kind(r.program, o)
-        if kind in ("figure", "peak") and r.program.selected_hardware is None:
-            raise SolveError(f"'{o.name}' changes the selected hardware, but none is selected yet",
-                             o.span, "put the scenario after `use hardware ...`")
-    apply_settings(r.program, s.settings)
 
 
 # --- settings from text (the command line) -----------------------------------------------------

@@ -3,7 +3,8 @@
 Input: the main file's `ast.Module`. Output: `ir.Program` with every name bound, every shape
 inferred and checked, every unit checked. Semantic errors are collected and raised together,
 in source order, as an `ErrorGroup`. Imports resolve relative to the importing file, or to the
-stdlib for bare names; cycles are reported with the chain.
+stdlib for bare names; cycles are reported with the chain. A program with `shard` or `parallel`
+statements is turned into the per-chip program afterwards, by `passes.shard` (api.py).
 """
 from __future__ import annotations
 
@@ -24,12 +25,10 @@ from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, Sym
 from ..units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
 from . import ast
 from .loader import read_module
-from .typecheck import RESULT_UNITS, NameScope, check_expression
+from .typecheck import RESULT_UNITS, STATIC_FUNCTIONS, NameScope, check_expression, static_call
 
-__all__ = ["resolve", "static_call", "STATIC_FUNCTIONS", "RESULT_FUNCTIONS"]
+__all__ = ["resolve", "RESULT_FUNCTIONS"]
 
-#: functions usable anywhere: their value is known before any cost is computed
-STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
 #: functions over analysis results, usable in `let` and `query` (implemented in analysis.queries)
 RESULT_FUNCTIONS = tuple(RESULT_UNITS) + ("bound", "with_fusion")
 
@@ -45,9 +44,6 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
         r.run_module(module, path)
     if r.errors:
         raise ErrorGroup(r.errors)
-    if r.program.shardings or r.program.parallels:
-        from ..passes.shard import shard_program  # the per-chip program (many chips)
-        return shard_program(r.program)
     return r.program
 
 
@@ -269,12 +265,12 @@ class _Resolver:
         self.program.fusion = s.mode.id
 
     def stmt_Solve(self, s: ast.Solve, path) -> None:
-        from ..analysis.whatif import check_solve
+        from .variants import check_solve
         check_solve(self, s)
         self.program.solves.append(s)
 
     def stmt_Scenario(self, s: ast.Scenario, path) -> None:
-        from ..analysis.whatif import check_scenario
+        from .variants import check_scenario
         self.define("scenario", s.name, s.span)
         check_scenario(self, s)
         self.program.scenarios[s.name] = s
@@ -448,17 +444,3 @@ class _StaticScope(NameScope):
             raise CostNameError(f"unknown function '{node.func}'", node.func_span,
                                 did_you_mean(node.func, STATIC_FUNCTIONS + tuple(MATH_FUNCTIONS)))
         return static_call(self.r, node)
-
-
-def static_call(r: "_Resolver", node: ast.Call) -> Value:
-    """sizeof(dtype), numel(tensor), nbytes(tensor): known before any cost is computed."""
-    p = r.program
-    if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
-        raise SemanticError(f"{node.func}() takes one name", node.span)
-    arg = node.args[0]
-    if node.func == "sizeof":
-        return Value(r.dtype(arg.id, arg.span).size, BYTE)
-    if arg.id not in p.tensors:
-        raise r.unknown(arg, "tensor", p.tensors)
-    t = p.tensors[arg.id]
-    return Value(t.numel, DIMENSIONLESS) if node.func == "numel" else Value(t.bytes, BYTE)

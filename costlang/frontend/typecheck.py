@@ -15,7 +15,11 @@ from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
 from . import ast
 
-__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "check_expression", "fusion_mode_arg"]
+__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "STATIC_FUNCTIONS", "check_expression",
+           "fusion_mode_arg", "static_call", "ProgramNames"]
+
+#: functions usable anywhere: their value is known before any cost is computed
+STATIC_FUNCTIONS = ("sizeof", "numel", "nbytes")
 
 #: result functions over a kernel (or tensor, or nothing for the program) → unit of their value
 KERNEL_FUNCTIONS = {
@@ -108,7 +112,6 @@ class _CheckScope(NameScope):
         return cache[name]
 
     def call(self, node: ast.Call) -> Value:
-        from .resolve import STATIC_FUNCTIONS, static_call
         f = node.func
         if f in STATIC_FUNCTIONS:
             return static_call(self.r, node)
@@ -192,3 +195,33 @@ def _inserted(p, name: str) -> bool:
         return False
     base, sep, kind = name.rpartition("_")
     return bool(sep) and kind == "reduce" and base.endswith("_all") and base[:-4] in p.tensors
+
+
+def static_call(r, node: ast.Call) -> Value:
+    """sizeof(dtype), numel(tensor), nbytes(tensor): known before any cost is computed. `r` is the
+    resolver, or `ProgramNames` over a finished program."""
+    p = r.program
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+        raise SemanticError(f"{node.func}() takes one name", node.span)
+    arg = node.args[0]
+    if node.func == "sizeof":
+        return Value(r.dtype(arg.id, arg.span).size, BYTE)
+    if arg.id not in p.tensors:
+        raise r.unknown(arg, "tensor", p.tensors)
+    t = p.tensors[arg.id]
+    return Value(t.numel, DIMENSIONLESS) if node.func == "numel" else Value(t.bytes, BYTE)
+
+
+class ProgramNames:
+    """What `static_call` needs of a resolver, over a finished program."""
+
+    def __init__(self, program):
+        self.program = program
+
+    def dtype(self, name, span):
+        if name not in self.program.dtypes:
+            raise CostNameError(f"unknown dtype '{name}'", span, did_you_mean(name, self.program.dtypes))
+        return self.program.dtypes[name]
+
+    def unknown(self, name, what, known):
+        return CostNameError(f"unknown {what} '{name.id}'", name.span, did_you_mean(name.id, known))

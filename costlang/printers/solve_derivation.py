@@ -18,7 +18,7 @@ from .mathtex import number_part, unit_tex, value_chain
 __all__ = ["SolveDerivation"]
 
 _RELATIONS = {"=": "=", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
-#: the unit of each kind of lifted symbol (`analysis.variants.generalize`: b, b_DTYPE, Istar, BW)
+#: the unit of each kind of lifted symbol (`frontend.variants.generalize`: b, b_DTYPE, Istar, BW)
 _LIFTED_UNITS = {"b": BYTE, "Istar": INTENSITY, "BW": BYTE_PER_S}
 
 

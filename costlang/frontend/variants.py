@@ -2,7 +2,8 @@
 
 Input: a resolved `Program` and what to change: settings (`ast.Option`s of a `scenario` block or
 of `--set`), symbols to leave free, hardware figures to make symbolic. Output: a new `Program`;
-the original is never modified, so it can be analysed again under every variant. Settings:
+the original is never modified, so it can be analysed again under every variant. While the file
+is resolved, `check_solve` and `check_scenario` check those statements against it. Settings:
 
   NAME = expr        a dim or param takes another value (a plain number)
   hardware = NAME    (or hw) analyse on another hardware
@@ -23,15 +24,19 @@ from typing import Sequence
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, Span, UnitError, did_you_mean
-from ..frontend import ast
+from ..errors import CostNameError, SemanticError, SolveError, Span, UnitError, did_you_mean
+from . import ast
+from .typecheck import check_expression
 from ..ir.expr import check_substitution, evaluate, unit_words
 from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
 __all__ = ["apply_settings", "evaluate_setting", "setting_kind", "setting_text", "unbind", "for_analysis",
-           "generalize", "lift_hardware", "Lifted", "HARDWARE_FIGURES", "ROLE_SETTINGS"]
+           "generalize", "lift_hardware", "Lifted", "HARDWARE_FIGURES", "ROLE_SETTINGS", "HARDWARE_TARGETS",
+           "check_solve", "check_scenario"]
 
+#: what a solve may solve for besides a dim or param: a figure of the hardware (`lift_hardware`)
+HARDWARE_TARGETS = ("bandwidth", "peak")
 HARDWARE_FIGURES = {"bandwidth": BYTE_PER_S, "capacity": BYTE, "launch": SECOND}
 ROLE_SETTINGS = {"weights": ("weight",), "inputs": ("input",), "tensors": None}
 _NAMED = {"hardware": "hardware", "hw": "hardware", "fusion": "fusion", "math": "math"}
@@ -60,6 +65,30 @@ def setting_kind(program: Program, option: ast.Option) -> str:
                         did_you_mean(name, known) or "a setting names a dim, param, tensor, "
                         "hardware, fusion, bandwidth, capacity, launch, peak_DTYPE, efficiency_KEY, "
                         "weights, inputs, tensors or math")
+
+
+# --- checks while resolving ---------------------------------------------------------------------
+
+def check_solve(r, s: ast.Solve) -> None:
+    """A solve names a known dim, param, `bandwidth` or `peak`, and both sides are well formed."""
+    name = s.target.id
+    if name not in r.program.symbols and name not in HARDWARE_TARGETS:
+        raise SolveError(f"cannot solve for '{name}': it is not a dim or param of this file",
+                         s.target.span, did_you_mean(name, [*r.program.symbols, *HARDWARE_TARGETS])
+                         or "solve for a dim, a param, `bandwidth` or `peak`")
+    if s.lhs is not None:
+        check_expression(r, s.lhs)
+        check_expression(r, s.rhs)
+
+
+def check_scenario(r, s: ast.Scenario) -> None:
+    """Every setting is known and applies to what the file has defined so far."""
+    for o in s.settings:
+        kind = setting_kind(r.program, o)
+        if kind in ("figure", "peak") and r.program.selected_hardware is None:
+            raise SolveError(f"'{o.name}' changes the selected hardware, but none is selected yet",
+                             o.span, "put the scenario after `use hardware ...`")
+    apply_settings(r.program, s.settings)
 
 
 def apply_settings(program: Program, settings: Sequence[ast.Option]) -> Program:
@@ -276,10 +305,9 @@ class _SettingScope:
         raise CostNameError(f"unknown name '{node.id}'", node.span, did_you_mean(node.id, self.p.symbols))
 
     def call(self, node: ast.Call) -> Value:
-        from ..frontend.resolve import STATIC_FUNCTIONS, static_call
-        from .queries import _ProgramNames
+        from .typecheck import STATIC_FUNCTIONS, ProgramNames, static_call
         if node.func in STATIC_FUNCTIONS:
-            return static_call(_ProgramNames(self.p), node)
+            return static_call(ProgramNames(self.p), node)
         hw = _selected(self.p, node.span)
         if node.func == "peak" and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
             value = hw.peak(node.args[0].id)
