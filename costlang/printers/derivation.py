@@ -87,6 +87,10 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     def display(self, rows: list[str]) -> str: raise NotImplementedError
     def code(self, name: str) -> str: raise NotImplementedError
     def text(self, s: str) -> str: raise NotImplementedError
+
+    def label(self, s: str) -> str:
+        """Text from the file (a source named in it), inert in the markup; `text` is for phrases."""
+        return self.text(s)
     def bold(self, s: str) -> str: raise NotImplementedError
     def document(self, blocks: list[str], title: str) -> str: raise NotImplementedError
 

@@ -15,6 +15,7 @@ True
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["Rendered", "render"]
@@ -45,7 +46,9 @@ def render(analysis, obj=None, lang: str = "en", steps=None) -> Rendered:
     if type(target).__name__ == "Comparison":   # a what-if table: the text printer's, verbatim
         from .whatif import comparison_lines
         text = "\n".join(comparison_lines(target))
-        return Rendered(f"```\n{text}\n```\n", "\\begin{verbatim}\n" + text + "\n\\end{verbatim}\n")
+        fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))   # longer than any run inside
+        verbatim = text.replace("\\end{verbatim}", "\\end {verbatim}")           # which would end it early
+        return Rendered(f"{fence}\n{text}\n{fence}\n", "\\begin{verbatim}\n" + verbatim + "\n\\end{verbatim}\n")
     context = {} if obj is None else {"analysis": analysis}
     return Rendered(MarkdownPrinter(**settings).doprint(target, **context),
                     LatexDocPrinter(**settings).doprint(target, **context))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .derivation import DerivationPrinter
+from .safe import latex_text
 
 __all__ = ["LatexDocPrinter", "breakable", "wrap_rows"]
 
@@ -18,10 +19,8 @@ __all__ = ["LatexDocPrinter", "breakable", "wrap_rows"]
 ROW_WIDTH = 90
 _COMMANDS = re.compile(r"\\(?:mathrm|mathtt|text|texttt|left|right|frac|cdot|quad|,)\b|[{}^_]")
 
-_TEXT_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
-                 "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 # symbols that pdfLaTeX's utf8 input does not know (names and phrases use them): as math
-                 "→": r"\ensuremath{\to}", "−": "-", "∞": r"\ensuremath{\infty}", "≤": r"\ensuremath{\le}",
+# symbols that pdfLaTeX's utf8 input does not know (names and phrases use them): as math
+_TEXT_SYMBOLS = {"→": r"\ensuremath{\to}", "−": "-", "∞": r"\ensuremath{\infty}", "≤": r"\ensuremath{\le}",
                  "≥": r"\ensuremath{\ge}", "≈": r"\ensuremath{\approx}", "≫": r"\ensuremath{\gg}"}
 _SECTIONS = {1: "section", 2: "subsection", 3: "subsubsection"}
 _CIRCLED = r"\textcircled{\scriptsize %d}"
@@ -78,10 +77,10 @@ def wrap_rows(rows: list[str]) -> list[str]:
     return out
 
 
-def _escape(s: str, braces: bool = False) -> str:
-    """Text for LaTeX; `braces` also escapes { and } (names; phrase templates keep their fields)."""
-    table = {**_TEXT_ESCAPES, "{": r"\{", "}": r"\}"} if braces else _TEXT_ESCAPES
-    return "".join(table.get(c, c) for c in s)
+def _escape(s: str) -> str:
+    """Text for LaTeX: TeX's special characters printed as themselves (`safe.latex_text`), and the
+    symbols pdfLaTeX lacks as math."""
+    return "".join(_TEXT_SYMBOLS.get(c) or latex_text(c) for c in s)
 
 
 class LatexDocPrinter(DerivationPrinter):
@@ -103,7 +102,7 @@ class LatexDocPrinter(DerivationPrinter):
         return f"\\[\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}\n\\]"
 
     def code(self, name: str) -> str:
-        return f"\\texttt{{{_escape(name, braces=True)}}}"
+        return f"\\texttt{{{_escape(name)}}}"
 
     def text(self, s: str) -> str:
         return _escape(s)

@@ -2,11 +2,13 @@
 
 Input: an `Analysis` (see `printers.derivation`). Output: Markdown text; inline math is `$...$`,
 display math is a `$$` block holding an `aligned` environment (both render in KaTeX, MathJax,
-GitHub and Jupyter). Names are code spans, so `_` and `*` in names need no escaping.
+GitHub and Jupyter). Names are code spans, fenced by more backticks than they hold, so `_`, `*` and
+`<` in names need no escaping; other text from the file (`label`) has its punctuation escaped.
 """
 from __future__ import annotations
 
 from .derivation import DerivationPrinter
+from .safe import markdown_code, markdown_text
 
 __all__ = ["MarkdownPrinter"]
 
@@ -29,10 +31,13 @@ class MarkdownPrinter(DerivationPrinter):
         return f"$$\n\\begin{{aligned}}\n{body}\n\\end{{aligned}}\n$$"
 
     def code(self, name: str) -> str:
-        return f"`{name}`"
+        return markdown_code(name)
 
     def text(self, s: str) -> str:
         return s
+
+    def label(self, s: str) -> str:
+        return markdown_text(s)
 
     def bold(self, s: str) -> str:
         return f"**{s}**"

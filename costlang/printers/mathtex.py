@@ -15,6 +15,7 @@ import sympy
 from sympy.printing.latex import LatexPrinter
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from .safe import latex_text
 
 __all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex", "group_digits", "number_part",
            "escape_name"]
@@ -228,7 +229,7 @@ class CostLatexPrinter(LatexPrinter):
     def _print_Name(self, expr) -> str:
         if expr.name.replace("_", "").isalnum():
             return r"\mathtt{" + _escape(expr.name) + "}"
-        text = "".join(_TEXT_SYMBOLS.get(c, c) for c in _escape(expr.name))
+        text = "".join(_TEXT_SYMBOLS.get(c) or latex_text(c) for c in expr.name)  # a label: text mode
         return r"\text{\texttt{" + text + "}}"
 
     def _print_Literal(self, expr) -> str:

@@ -31,7 +31,7 @@ class MemoryDerivationMixin:
             blocks += [self.paragraph(self._say("strided", sector=self.math(sector))), self._steps(d.strided)]
         if d.efficiencies:
             items = ", ".join(self.code(e.key) + " " + self.math(self._tex(analysis.value(e.value))[0])
-                              + (" (" + self.text(e.source) + ")" if e.source else "") for e in d.efficiencies)
+                              + (" (" + self.label(e.source) + ")" if e.source else "") for e in d.efficiencies)
             blocks.append(self.paragraph(self._say("efficiency", items=items)))
         return blocks
 

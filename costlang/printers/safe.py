@@ -1,6 +1,9 @@
 """Text that is safe to show on a terminal or write to a file: no control characters from user input.
 
-Labels, import strings and names come from `.cost` files; written raw, an escape sequence in them
+Input: text from a `.cost` file (labels, import strings, file names). Output: the same text,
+inert where it is shown.
+
+Terminals. Labels, import strings and names come from `.cost` files; written raw, an escape sequence in them
 would drive the terminal (colours, cursor moves, OSC 52 clipboard writes), a NUL would cut the
 text short and a right-to-left override would show text in another order than it is read. Every
 such character becomes a visible `\\uXXXX` escape, which is also a valid escape inside a JSON
@@ -9,12 +12,18 @@ tabs are kept.
 
 >>> terminal_safe("a\\x1b]52;c;aGk=\\x07b\\u202ec\\x00\\n")
 'a\\\\u001b]52;c;aGk=\\\\u0007b\\\\u202ec\\\\u0000\\n'
+
+Markup. In LaTeX (`latex_text`) every character TeX treats specially becomes a command that prints
+it, so `\\input{...}`, `\\write18`, `^^5c` (TeX's way of writing a backslash) and unbalanced braces
+are only letters; the same commands work inside KaTeX's `\\text{}`. In Markdown, text
+(`markdown_text`) has its punctuation backslash-escaped, so `<script>`, `$x$`, `*` and `[a](b)` are
+shown as written, and a code span (`markdown_code`) is fenced by more backticks than it holds.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe", "UNSAFE"]
+__all__ = ["terminal_safe", "UNSAFE", "latex_text", "markdown_text", "markdown_code"]
 
 #: C0 controls but tab and newline, DEL, C1 controls, and the invisible direction marks and overrides
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -23,3 +32,48 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\
 def terminal_safe(text: str) -> str:
     """`text` with every unsafe character written as `\\uXXXX`."""
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+#: TeX's special characters (and those the OT1 font encoding prints as other glyphs) as commands
+#: that print them, in LaTeX text mode and in KaTeX's `\\text{}` alike
+LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "%": r"\%", "&": r"\&",
+              "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+#: the punctuation that can start markup in Markdown (and in the math of KaTeX, MathJax, GitHub)
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#+\-!|$~&])")
+
+
+def latex_text(text: str) -> str:
+    r"""`text` for LaTeX text mode: nothing in it is a command, a group or math.
+
+    >>> print(latex_text(r"\input{x} ^^5c $a$ 50%"))
+    \textbackslash{}input\{x\} \textasciicircum{}\textasciicircum{}5c \$a\$ 50\%
+    """
+    return "".join(LATEX_TEXT.get(c, c) for c in _lines(text))
+
+
+def markdown_text(text: str) -> str:
+    r"""`text` for Markdown prose: no tag, link, emphasis, math or entity can start in it.
+
+    >>> print(markdown_text("<script>alert(1)</script> $x$ *a*"))
+    \<script\>alert(1)\</script\> \$x\$ \*a\*
+    """
+    return _MARKDOWN.sub(r"\\\1", _lines(text))
+
+
+def markdown_code(text: str) -> str:
+    """`text` as a Markdown code span: fenced by one backtick more than its longest run of them, and
+    padded with a space where it starts or ends with one (CommonMark strips one space each side).
+
+    >>> print(markdown_code("x"), markdown_code("a`b"), markdown_code("`"))
+    `x` ``a`b`` `` ` ``
+    """
+    text = _lines(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _lines(text: str) -> str:
+    """One line: a line break inside a label would end a heading, a list item or a paragraph."""
+    return re.sub(r"[\r\n]+", " ", text)
