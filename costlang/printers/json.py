@@ -11,28 +11,9 @@ import sympy
 
 from ..analysis.composition import crossings, kernel_scopes, repeats
 from ..analysis.verdict import Verdict
-from .numbers import beyond_floats, scientific
+from .numbers import json_number as number
 
 __all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
-
-
-def number(e):
-    """A JSON-ready number, or the expression's text when it is not bound."""
-    if isinstance(e, int):
-        return e
-    if e == sympy.oo:
-        return "inf"
-    if e == -sympy.oo:
-        return "-inf"
-    if e.has(sympy.zoo, sympy.nan):
-        return None  # undefined (a division by zero): JSON has no number for it
-    if e.is_number and e.is_real and beyond_floats(e):
-        return scientific(e, 17)  # no JSON number holds it (and Python prints no int over 4300 digits)
-    if e.is_Integer:
-        return int(e)
-    if e.is_number and e.is_real:
-        return float(sympy.N(e, 17))
-    return str(e)
 
 
 def _kernel(a, k) -> dict:

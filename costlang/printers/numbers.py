@@ -14,7 +14,8 @@ import sympy
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 
-__all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific"]
+__all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific",
+           "json_number"]
 
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
@@ -75,6 +76,25 @@ def scientific(e, digits: int = 4) -> str:
     elif abs(mantissa) < 1:  # log10 a hair above the exponent
         mantissa, exponent = mantissa * 10, exponent - 1
     return f"{mantissa:.{digits - 1}f}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+
+
+def json_number(e):
+    """A JSON-ready number (printers/json.py), or the expression's text when it is not bound."""
+    if isinstance(e, int):
+        return e
+    if e == sympy.oo:
+        return "inf"
+    if e == -sympy.oo:
+        return "-inf"
+    if e.has(sympy.zoo, sympy.nan):
+        return None  # undefined (a division by zero): JSON has no number for it
+    if e.is_number and e.is_real and beyond_floats(e):
+        return scientific(e, 17)  # no JSON number holds it (and Python prints no int over 4300 digits)
+    if e.is_Integer:
+        return int(e)
+    if e.is_number and e.is_real:
+        return float(sympy.N(e, 17))
+    return str(e)
 
 
 def human(e, unit: Unit) -> str:

@@ -17,7 +17,7 @@ from sympy.printing.str import StrPrinter
 from ..analysis.solve import RegimeMap, SolveResult
 from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
-from .numbers import exact_or_approx, human, is_bound, sig
+from .numbers import exact_or_approx, human, is_bound, json_number as number, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
            "sweep_table", "sweep_csv", "sweep_dict"]
@@ -243,7 +243,6 @@ def comparison_lines(c) -> list[str]:
 # --- JSON -----------------------------------------------------------------------------------
 
 def _num(e):
-    from .json import number
     if e is None or isinstance(e, str):
         return e
     return number(e)
