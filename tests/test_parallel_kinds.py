@@ -129,3 +129,36 @@ def test_gradients_name_a_dtype():
     with pytest.raises(CostlangError) as e:
         run("parallel data over dp { gradients = fp33 }\ninput x: fp16[64, 1024]\noutput y = repeat(3) layer(x)")
     assert "unknown dtype 'fp33'" in e.value.render()
+
+
+# --- collectives in derivations ------------------------------------------------------------------
+
+def test_derivation_shows_the_alpha_beta_formula(analyze_example):
+    from costlang.analysis.derive import derive_kernel
+    from costlang.printers.markdown import MarkdownPrinter
+    a = analyze_example("parallel/megatron_llama3_70b_layer.cost")
+    k = kernel(a, "a_all_reduce")
+    p, n, sent, steps, t_comms = derive_kernel(a, k).comms
+    # all_reduce_once on 8 GPUs: n = B·d·2 = 16,384 B, sent = 2(p − 1)/p · n = 28,672 B, one α step;
+    # T_comms = 28,672 B / 450 GB/s + 1 · 8 µs = 8.063715... µs
+    assert (p.value, n.value, sent.value, steps.value) == (8, 16384, 28672, 1)
+    assert t_comms.value == R(28672, 450 * 10 ** 9) + R(8, 10 ** 6)
+    md = MarkdownPrinter(lang="en").doprint(a)
+    assert "**Communication (α–β model)**" in md
+    assert r"\mathrm{sent} &= \frac{2 \cdot n \cdot \left(-1 + p\right)}{p}" in md
+    assert r"&= \frac{2 \cdot 16\,384 \cdot \left(-1 + 8\right)}{8}" in md
+    assert r"&= \frac{28\,672}{4.5 \times 10^{11}} + 1 \cdot 8 \times 10^{-6}" in md
+    # the kernel's time is the largest of the three, in the formula's order
+    assert r"\max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}, T_{\mathrm{comms}}\right)" in md
+    ko = MarkdownPrinter(lang="ko").doprint(a)
+    assert "**통신 (α–β 모델)**" in ko and "메시 축 `gpu` 위의 `all_reduce_once`" in ko
+
+
+def test_derivation_of_a_ring_all_reduce_counts_2_p_minus_1_steps():
+    from costlang.analysis.derive import derive_kernel
+    a = run("input x: fp16[1024]\ny = all_reduce(x, over = pp)")
+    _, _, sent, steps, t_comms = derive_kernel(a, kernel(a, "y")).comms
+    # ring over p = 4: sent = 2·3/4 · 2048 B = 3072 B; steps 2(p − 1) = 6 of α = 2 µs
+    assert sent.value == 3072 and steps.value == 6
+    assert str(steps.formula) == "2*(p - 1)" and str(steps.substituted) == "2*(-1 + 4)"
+    assert t_comms.value == R(3072, 50 * 10 ** 9) + 6 * R(2, 10 ** 6)

@@ -38,6 +38,9 @@ class Literal(sympy.Symbol):
 FLOP_T, BYTE_T, I_T, ISTAR_T = Term("FLOP"), Term("byte"), Term("I"), Term("I*")
 PEAK_T, BW_T, P_T, FRAC_T = Term("P_peak"), Term("BW"), Term("P"), Term("P/P_peak")
 TC_T, TM_T, TL_T, TK_T = Term("T_compute"), Term("T_memory"), Term("T_launch"), Term("T_kernel")
+# collectives (α–β): p chips, n bytes per chip, sent bytes, steps latency terms, over a link
+GROUP_T, MSG_T, SENT_T, STEPS_T = Term("p"), Term("n"), Term("sent"), Term("steps")
+LINK_BW_T, ALPHA_T, LINKS_T, TCOMMS_T = Term("BW_link"), Term("alpha"), Term("links"), Term("T_comms")
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class KernelDerivation:
     t_kernel: Step
     verdict: Verdict
     condition: Optional[sympy.Basic]   # when the verdict depends on free symbols: memory-bound iff this
+    comms: tuple[Step, ...] = ()       # a collective: n, p, sent, steps, T_comms (the α–β formula)
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,10 @@ def derive_kernel(a, k) -> KernelDerivation:
     env = {FLOP_T: a.value(k.flops), BYTE_T: a.value(k.bytes), PEAK_T: k.peak, BW_T: k.bandwidth,
            I_T: a.value(k.intensity), ISTAR_T: k.critical_intensity, TC_T: a.value(k.t_compute),
            TM_T: a.value(k.t_memory), TL_T: k.launch, P_T: a.value(k.attainable)}
+    largest = sympy.Max(TC_T, TM_T, evaluate=False)
+    if k.comms is not None:  # an unsorted max: the values follow the formula's order
+        env[TCOMMS_T] = a.value(k.t_comms)
+        largest = sympy.Function("max")(TC_T, TM_T, TCOMMS_T)
     return KernelDerivation(
         k.name, k.op_names, a.hardware.main_memory.name, k.cost.math_dtype, traffic,
         _formula_step(a, BYTE_T, _bytes_formula(traffic), k.bytes, BYTE),
@@ -168,9 +176,35 @@ def derive_kernel(a, k) -> KernelDerivation:
         _step(a, FRAC_T, P_T / PEAK_T, k.fraction_of_peak, env, DIMENSIONLESS, False, percent=True),
         _step(a, TC_T, FLOP_T / PEAK_T, k.t_compute, env, SECOND),
         _step(a, TM_T, BYTE_T / BW_T, k.t_memory, env, SECOND),
-        _step(a, TK_T, sympy.Add(TL_T, sympy.Max(TC_T, TM_T, evaluate=False), evaluate=False),
+        _step(a, TK_T, sympy.Add(TL_T, largest, evaluate=False),
               k.t_kernel, env, SECOND, show_symbolic=False),
-        k.bound, _condition(a, k))
+        k.bound, _condition(a, k), _comms_steps(a, k) if k.comms is not None else ())
+
+
+def _comms_steps(a, k) -> tuple[Step, ...]:
+    """The α–β cost of a collective kernel: its message n, sent(p, n), steps(p) and
+    T_comms = sent / (links · BW_link) + steps · α, each formula with its numbers put in."""
+    from ..ir.system import GROUP, MESSAGE
+    c, link = k.comms.comms, k.comms.link
+    put = {GROUP: a.value(c.group), MESSAGE: a.value(c.message)}
+    bw = LINK_BW_T if link.links == 1 else sympy.Mul(LINKS_T, LINK_BW_T, evaluate=False)
+    with sympy.evaluate(False):
+        formula = sympy.Add(SENT_T / bw, STEPS_T * ALPHA_T)
+    numbers = {SENT_T: a.value(c.sent), STEPS_T: a.value(c.steps), LINK_BW_T: a.value(link.one_way),
+               ALPHA_T: a.value(link.latency), LINKS_T: a.value(link.links)}
+    message = c.message if c.message.free_symbols else None
+    return (Step(GROUP_T, None, None, None, a.value(c.group), DIMENSIONLESS),
+            Step(MSG_T, None, message, None, a.value(c.message), BYTE),
+            _formula_in(sympy.factor(c.sent_formula), SENT_T, put, a.value(c.sent), BYTE),
+            _formula_in(sympy.factor(c.steps_formula), STEPS_T, put, a.value(c.steps), DIMENSIONLESS),
+            Step(TCOMMS_T, formula, None, unevaluated_subs(formula, numbers), a.value(k.t_comms), SECOND))
+
+
+def _formula_in(formula, lhs, put, value, unit) -> Step:
+    """`lhs = formula(p, n) = the numbers put in = value` (just the value for a constant formula)."""
+    if formula.is_number:
+        return Step(lhs, None, None, None, value, unit)
+    return Step(lhs, formula, None, unevaluated_subs(formula, put), value, unit)
 
 
 def _formula_step(a, lhs, formula, symbolic, unit) -> Step:

@@ -189,8 +189,8 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
                           self.paragraph(self._say("critical_dtype", Istar=Istar, dtype=self.code(d.math_dtype)))],
             "attainable": [self.paragraph(self.bold(self._say("step_attainable", formula=attainable))),
                            self._steps([d.attainable, d.fraction_of_peak])],
-            "times": [self.paragraph(self.bold(self._say("step_times"))),
-                      self._steps([d.t_compute, d.t_memory, d.t_kernel])],
+            "times": self._comms(k, d) + [self.paragraph(self.bold(self._say("step_times"))),
+                                          self._steps([d.t_compute, d.t_memory, d.t_kernel])],
             "memory": self._memory_blocks(analysis, k),
             "verdict": [self.paragraph(self.bold(self._say("verdict_title")) + ": " + self._verdict(d))],
         }
@@ -202,6 +202,20 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
         blocks = [self.heading(title, 2)]
         blocks += [b for name in self._settings["steps"] for b in steps[name]]
         return "\n\n".join(b for b in blocks if b)
+
+    def _comms(self, k, d: derive.KernelDerivation) -> list[str]:
+        """A collective's α–β cost: the link, then n, sent, steps and T_comms with their numbers."""
+        if not d.comms:
+            return []
+        c, link = k.comms.comms, k.comms.link
+        rule = self.math(r"T_{\mathrm{comms}} = \frac{\mathrm{sent}}{\mathrm{links} \cdot \mathrm{BW}_{\mathrm{link}}}"
+                         r" + \mathrm{steps} \cdot \alpha")
+        text = self._say("step_comms", collective=self.code(c.collective), axis=self.code(c.axis),
+                         link=self.text(link.kind), rule=rule,
+                         bw=self.math(r"\mathrm{BW}_{\mathrm{link}} " + self._chain(link.one_way, BYTE_PER_S)),
+                         alpha=self.math(r"\alpha " + self._chain(link.latency, SECOND)))
+        return [self.paragraph(self.bold(self._say("step_comms_title"))), self.paragraph(text),
+                self._steps(list(d.comms))]
 
     def _circled(self, n: int) -> str:
         return _CIRCLED[n]

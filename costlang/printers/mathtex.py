@@ -37,6 +37,9 @@ TERM_TEX = {
     "M_sram": "M", "B_c": "B_c", "B_r": "B_r", "T_c": "T_c", "theta": r"\Theta",
     "|Q|": r"\lvert Q \rvert", "|O|": r"\lvert O \rvert", "|K|+|V|": r"(\lvert K \rvert + \lvert V \rvert)",
     "stats": r"16 \cdot \mathrm{rows}",
+    # collectives (α–β, issue 14)
+    "p": "p", "sent": r"\mathrm{sent}", "steps": r"\mathrm{steps}", "BW_link": r"\mathrm{BW}_{\mathrm{link}}",
+    "alpha": r"\alpha", "links": r"\mathrm{links}", "T_comms": r"T_{\mathrm{comms}}",
 }
 # result functions of the language, as the recipe names them
 FUNCTION_TEX = {

@@ -26,6 +26,9 @@ _EN = {
     "critical_dtype": "{Istar} uses the {dtype} peak, the dtype this kernel computes in.",
     "step_attainable": "Attainable performance {formula}",
     "step_times": "Times",
+    "step_comms_title": "Communication (α–β model)",
+    "step_comms": ("{collective} over mesh axis {axis}, per chip: p chips in the group, n bytes of the input "
+                   "on each; the link is {link}, {bw} per direction, latency {alpha}; {rule}."),
     "memory_title": "Memory hierarchy",
     "memory_levels": "Bytes and {Tm} at each level, farthest first; the largest binds: {level}.",
     "tiling_matmul": ("Tiling {tile}: each A tile is re-read once per column of C tiles and each B tile once per "
@@ -117,6 +120,9 @@ _KO = {
     "critical_dtype": "{Istar:는} 이 커널이 계산하는 {dtype}의 피크로 구한다.",
     "step_attainable": "달성 가능 성능 {formula}",
     "step_times": "시간",
+    "step_comms_title": "통신 (α–β 모델)",
+    "step_comms": ("메시 축 {axis} 위의 {collective}, 칩당: p는 그룹의 칩 수, n은 칩마다 입력의 바이트; "
+                   "링크는 {link}, 방향당 {bw}, 지연 {alpha}; {rule}."),
     "memory_title": "메모리 계층",
     "memory_levels": "계층별 데이터 이동량과 {Tm} (먼 계층부터); 가장 큰 값이 병목: {level}.",
     "tiling_matmul": ("타일링 {tile}: A 타일은 C 타일의 열마다 한 번, B 타일은 행마다 한 번 다시 읽히므로 "
