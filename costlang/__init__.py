@@ -4,8 +4,7 @@ Pipeline: text → parse tree → AST (`frontend.parser`) → resolved program (
 → operator graph (`ir.graph`) → kernels (`passes.fusion`) → costs and roofline (`analysis`)
 → printers (`printers`).
 """
-from .analysis.roofline import Analysis
-from .api import Model, load, load_string
+from .api import Analysis, Model, load, load_string
 from .errors import CostlangError
 
 __all__ = ["Analysis", "CostlangError", "Model", "load", "load_string"]

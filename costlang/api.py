@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -21,7 +22,8 @@ from typing import Mapping, Optional
 import networkx as nx
 import sympy
 
-from .analysis.roofline import Analysis, analyze
+from .analysis import roofline
+from .analysis.pipeline import analyze
 from .errors import CostSyntaxError, Source, Span
 from .frontend.loader import read_text
 from .frontend.parser import parse
@@ -29,7 +31,32 @@ from .frontend.resolve import resolve
 from .ir.graph import operator_graph
 from .ir.program import Program
 
-__all__ = ["Model", "load", "load_string"]
+__all__ = ["Analysis", "Model", "load", "load_string"]
+
+
+class Analysis(roofline.Analysis):
+    """What `Model.analyze` returns: the data of `analysis.roofline.Analysis`, and how a notebook
+    shows it (the printers sit above the analysis, so these methods live here, not there)."""
+
+    def show(self, result=None, lang: str = "en", steps=None):
+        """A result of this analysis (a kernel, the totals, a solve, a comparison…; None: all of it)
+        for a notebook: Markdown and LaTeX, English or Korean (`printers.display`)."""
+        from .printers.display import render
+        return render(self, result, lang, steps)
+
+    # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
+    def _repr_markdown_(self) -> str:
+        from .printers.markdown import MarkdownPrinter
+        return MarkdownPrinter().doprint(self)
+
+    def _repr_latex_(self) -> str:
+        from .printers.latex import LatexDocPrinter
+        return LatexDocPrinter().doprint(self)
+
+    @classmethod
+    def of(cls, analysis: roofline.Analysis) -> "Analysis":
+        """The same analysis (its fields shared, not copied) with these methods."""
+        return cls(**{f.name: getattr(analysis, f.name) for f in dataclasses.fields(analysis)})
 
 
 @dataclass(repr=False)
@@ -74,7 +101,7 @@ class Model:
             from .analysis.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
-        return analyze(program, fusion=fusion, hardware=hardware)
+        return Analysis.of(analyze(program, fusion=fusion, hardware=hardware))
 
     def __repr__(self) -> str:
         p = self.program

@@ -97,7 +97,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _run(args) -> str:
     from . import load
     model = load(args.file)
-    from .analysis.roofline import analyze
+    from .analysis.pipeline import analyze
     from .cli_whatif import apply_cli_settings
     analysis = analyze(apply_cli_settings(model, args.set), fusion=args.fusion, hardware=args.hardware)
     comparison = None

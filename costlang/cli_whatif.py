@@ -55,7 +55,7 @@ def apply_cli_settings(model, texts):
 
 def _analysis(args):
     from . import load
-    from .analysis.roofline import analyze
+    from .analysis.pipeline import analyze
     model = load(args.file)
     program = apply_cli_settings(model, getattr(args, "set", []))
     return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None))

@@ -158,7 +158,7 @@ def derive_command(args) -> str:
     from . import load
     if args.output is not None:
         check_output(args)
-    from .analysis.roofline import analyze
+    from .analysis.pipeline import analyze
     from .cli_whatif import apply_cli_settings
     steps = parse_steps(args.steps)
     analysis = analyze(apply_cli_settings(load(args.file), args.set), fusion=args.fusion, hardware=args.hardware)
@@ -182,7 +182,7 @@ def plot_command(args) -> str:
                             argument_span("-o", args.output))
     check_output(args)
     from . import load
-    from .analysis.roofline import analyze
+    from .analysis.pipeline import analyze
     from .cli_whatif import apply_cli_settings
     program = apply_cli_settings(load(args.file), args.set)
     axis = None
@@ -216,7 +216,7 @@ TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default 
 
 def _sweep_plot(plot, program, args, axis):
     from .analysis.curve import query_curve
-    from .analysis.roofline import analyze
+    from .analysis.pipeline import analyze
     a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
     if axis is None:
         lo, hi, name, xs = 1, 10000, None, None

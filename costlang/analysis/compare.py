@@ -15,6 +15,7 @@ from typing import Optional
 import sympy
 
 from ..units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
+from .roofline import analyze_roofline
 
 __all__ = ["Change", "FusionComparison", "compare_fusion", "analysis_under", "FIGURES"]
 
@@ -74,12 +75,11 @@ def compare_fusion(analysis, baseline: str = "none") -> FusionComparison:
 def analysis_under(analysis, mode: str):
     """The same program, hardware and bindings analysed under fusion `mode`, without its queries
     and what-if statements."""
-    from .roofline import analyze
     if mode not in analysis.other_modes:
         program = analysis.program
         quiet = {f.name: type(getattr(program, f.name))() for f in dataclasses.fields(program)
                  if f.name in _ANSWERED}
-        analysis.other_modes[mode] = analyze(dataclasses.replace(program, **quiet), fusion=mode,
+        analysis.other_modes[mode] = analyze_roofline(dataclasses.replace(program, **quiet), fusion=mode,
                                              hardware=analysis.hardware.name)
     return analysis.other_modes[mode]
 

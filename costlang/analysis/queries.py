@@ -1,9 +1,8 @@
 """Queries and lets: expressions over analysis results (`flops(C)`, `1 / t_kernel()`, ...).
 
 Input: an `Analysis` (kernels, totals, footprint) and the program's `let`s and `query`s.
-Output: `QueryResult`s (a `Value`, or a verdict for `bound(...)`) and `MeasuredResult`s derived
-from `measure` blocks (the second seed's section 3: effective bandwidth, achieved throughput).
-A result function takes a kernel or tensor name, or nothing for the whole program.
+Output: `QueryResult`s (a `Value`, or a verdict for `bound(...)`); the figures of `measure`
+blocks are in `analysis.measured`. A result function takes a kernel or tensor name, or nothing for the whole program.
 """
 from __future__ import annotations
 
@@ -18,9 +17,10 @@ from ..ir.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
+from .roofline import analyze_roofline
 from .verdict import Verdict
 
-__all__ = ["QueryResult", "MeasuredResult", "answer_queries", "measured", "evaluate_in"]
+__all__ = ["QueryResult", "analyze_with_queries", "answer_queries", "evaluate_in"]
 
 #: kernel figures: attributes of KernelResult and Totals of the same name
 _FIGURES = ("flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
@@ -37,29 +37,12 @@ class QueryResult:
     span: Span
 
 
-@dataclass(frozen=True)
-class MeasuredResult:
-    """Figures derived from a measured time (and, if given, the measured actual traffic)."""
-    node: str
-    kernel: str
-    figures: tuple[tuple[str, Value], ...]
-
-
-def measured(analysis) -> tuple[MeasuredResult, ...]:
-    out = []
-    for m in analysis.program.measurements.values():
-        k = analysis.kernel_of(m.node)
-        figures = [("measured_time", Value(m.time, SECOND)),
-                   ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
-                   ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
-                   ("fraction_of_peak_flops", Value(k.flops / m.time / k.peak, DIMENSIONLESS))]
-        if m.traffic is not None:
-            figures[1:1] = [("actual_traffic", Value(m.traffic, BYTE)),
-                            ("achieved_throughput", Value(m.traffic / m.time, BYTE_PER_S)),
-                            ("fraction_of_peak_bandwidth", Value(m.traffic / m.time / k.bandwidth,
-                                                                 DIMENSIONLESS))]
-        out.append(MeasuredResult(m.node, k.name, tuple(figures)))
-    return tuple(out)
+def analyze_with_queries(program, fusion=None, hardware=None):
+    """The roofline analysis (`analysis.roofline`) with the file's lets and queries answered, and
+    no solves or comparisons: what a solve, a sweep or a scenario re-analyses."""
+    analysis = analyze_roofline(program, fusion=fusion, hardware=hardware)
+    analysis.queries = answer_queries(analysis)
+    return analysis
 
 
 def answer_queries(analysis) -> tuple[QueryResult, ...]:

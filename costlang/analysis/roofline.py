@@ -23,10 +23,11 @@ from .costs import KernelCost
 from .footprint import Footprint, footprint
 from .memo import smax, smin
 from .shared import bindings_key, decide_bound, structure
+from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
 from .verdict import Verdict, decide, decide_comms
 
-__all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze", "select_hardware"]
+__all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
 
 
 @dataclass(frozen=True)
@@ -137,26 +138,11 @@ class Analysis:
                 return k
         raise KeyError(node)
 
-    def show(self, result=None, lang: str = "en", steps=None):
-        """A result of this analysis (a kernel, the totals, a solve, a comparison…; None: all of it)
-        for a notebook: Markdown and LaTeX, English or Korean (`printers.display`)."""
-        from ..printers.display import render
-        return render(self, result, lang, steps)
-
     def __repr__(self) -> str:
         free = ", ".join(str(s) for s in self.program.free_symbols) or "none"
         n = len(self.kernels)
         return (f"<costlang.Analysis {self.program.source_name!r}: {n} kernel{'s' * (n != 1)} on "
                 f"{self.hardware.name}, fusion {self.fusion}, free symbols {free}>")
-
-    # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
-    def _repr_markdown_(self) -> str:
-        from ..printers.markdown import MarkdownPrinter
-        return MarkdownPrinter().doprint(self)
-
-    def _repr_latex_(self) -> str:
-        from ..printers.latex import LatexDocPrinter
-        return LatexDocPrinter().doprint(self)
 
 
 def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
@@ -172,9 +158,9 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
     return program.hardware[name]
 
 
-def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
-    """Costs, roofline figures and query answers for a program under a fusion mode."""
-    from .queries import answer_queries, measured
+def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
+    """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
+    solves or comparisons (`analysis.pipeline.analyze` adds them)."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -186,11 +172,6 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
                         _totals(results, hw, bindings, program.main_span, pipeline_stretch(program)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
-    analysis.queries = answer_queries(analysis)
-    from .solve import answer_solves
-    from .whatif import answer_compares
-    analysis.solves = answer_solves(analysis)
-    analysis.comparisons = answer_compares(analysis)
     return analysis
 
 

@@ -30,7 +30,7 @@ from ..ir.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
 from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
-from .queries import evaluate_in
+from .queries import analyze_with_queries, evaluate_in
 from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
 from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware, unbind
@@ -147,9 +147,8 @@ class _Setup:
 
 
 def _setup(analysis, target: ast.Name) -> _Setup:
-    from .roofline import analyze
     p, name = analysis.program, target.id
-    again = lambda prog: analyze(prog, fusion=analysis.fusion, hardware=analysis.hardware.name)  # noqa: E731
+    again = lambda prog: analyze_with_queries(prog, fusion=analysis.fusion, hardware=analysis.hardware.name)  # noqa: E731
     if name in p.symbols:
         sdef = p.symbols[name]
         if sdef.value is None:  # already free: the analysis itself has X in every figure
@@ -303,11 +302,10 @@ def _match_closed(f_closed, x, found, bindings) -> tuple:
 
 def _general(analysis, st: _Setup, x, found, general_sides):
     """The roots in b, Istar and BW (dtype sizes and hardware made symbolic), matched to `found`."""
-    from .roofline import analyze
     if st.kind in HARDWARE_TARGETS:
         return (), (), None
     program, legend = generalize(st.an.program, st.an.hardware)
-    an = analyze(program, fusion=analysis.fusion, hardware=st.an.hardware.name)
+    an = analyze_with_queries(program, fusion=analysis.fusion, hardware=st.an.hardware.name)
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
     values = {item.symbol: item.value for item in legend}

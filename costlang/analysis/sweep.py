@@ -21,7 +21,7 @@ from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import Unit
-from .queries import evaluate_in
+from .queries import analyze_with_queries, evaluate_in
 from ..frontend.variants import evaluate_setting, for_analysis, unbind
 
 __all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
@@ -191,7 +191,6 @@ def _apply(e: sympy.Expr, args):
 
 def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     """Evaluate the shown quantities on the grid of the axes (one or two)."""
-    from .roofline import analyze
     if not 1 <= len(axes) <= 2:
         raise SweepError("a sweep takes one or two symbols")
     if math.prod(len(a.values) for a in axes) > MAX_GRID:  # memory grows with the grid, not the axes
@@ -199,7 +198,7 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
                          f"{' × '.join(str(len(a.values)) for a in axes)}", None,
                          "use fewer points per symbol (e.g. :log:100)")
     program = unbind(for_analysis(analysis.program), [a.name for a in axes])
-    an = analyze(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
+    an = analyze_with_queries(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
     syms = [program.symbols[a.name].symbol for a in axes]
     values = [_expression(an, _shown(analysis, s), s, syms) for s in shows]
     exprs = [v.expr for v in values]

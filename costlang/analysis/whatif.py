@@ -18,6 +18,8 @@ from ..frontend import ast
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
 from ..frontend.variants import apply_settings, setting_text
+from .queries import analyze_with_queries
+from .solve import SolveResult, answer_solves
 
 __all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses", "scenario_analysis",
            "parse_settings", "parse_scenario", "settings_text",
@@ -83,11 +85,12 @@ def baseline_text(analysis) -> str:
 
 def scenario_analysis(analysis, settings: Sequence[ast.Option]):
     """The analysis of the same program with settings applied (from its hardware and fusion)."""
-    from .roofline import analyze
     base = analysis.program
     program = apply_settings(_pinned(base, analysis), settings)
     program.compares = []
-    return analyze(program)
+    scenario = analyze_with_queries(program)
+    scenario.solves = answer_solves(scenario)
+    return scenario
 
 
 def _pinned(program, analysis):
@@ -161,7 +164,6 @@ def _query_rows(analyses) -> list[ComparisonRow]:
 
 def _solve_rows(analyses) -> list[ComparisonRow]:
     """The first crossing of each solve (in scenarios that keep the solves)."""
-    from .solve import SolveResult
     rows = []
     for i, s in enumerate(analyses[0].solves):
         if not isinstance(s, SolveResult) or any(len(a.solves) <= i for a in analyses):

@@ -1,0 +1,39 @@
+"""Measurements: `measure` blocks and the analysed kernels → figures derived from a measured time.
+
+Input: an analysis's kernels (`analysis.roofline`) and the program's `measure` blocks (a time and,
+optionally, the actual traffic). Output: `MeasuredResult`s (the second seed's section 3: effective
+bandwidth, achieved throughput, fractions of the peaks); data only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.program import Value
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
+
+__all__ = ["MeasuredResult", "measured"]
+
+
+@dataclass(frozen=True)
+class MeasuredResult:
+    """Figures derived from a measured time (and, if given, the measured actual traffic)."""
+    node: str
+    kernel: str
+    figures: tuple[tuple[str, Value], ...]
+
+
+def measured(analysis) -> tuple[MeasuredResult, ...]:
+    out = []
+    for m in analysis.program.measurements.values():
+        k = analysis.kernel_of(m.node)
+        figures = [("measured_time", Value(m.time, SECOND)),
+                   ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
+                   ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
+                   ("fraction_of_peak_flops", Value(k.flops / m.time / k.peak, DIMENSIONLESS))]
+        if m.traffic is not None:
+            figures[1:1] = [("actual_traffic", Value(m.traffic, BYTE)),
+                            ("achieved_throughput", Value(m.traffic / m.time, BYTE_PER_S)),
+                            ("fraction_of_peak_bandwidth", Value(m.traffic / m.time / k.bandwidth,
+                                                                 DIMENSIONLESS))]
+        out.append(MeasuredResult(m.node, k.name, tuple(figures)))
+    return tuple(out)
