@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from costlang import load_string
-from costlang.analysis.costs import partition_costs
+from costlang.passes.costs import partition_costs
 from costlang.errors import Source, Span
 from costlang.frontend.calls import CUSTOM
 from costlang.ir.graph import operator_graph, program_outputs

@@ -17,7 +17,7 @@ import sympy
 
 from ..budget import time_budget
 from ..errors import BudgetError, SemanticError, did_you_mean
-from ..ir.expr import unit_words
+from ..frontend.expr import unit_words
 from ..units import INTENSITY
 from .sweep import Axis, sweep
 

@@ -17,7 +17,7 @@ from typing import Optional
 import sympy
 
 from ..ir.program import RESIDENT_ROLES, Program
-from .costs import Traffic, role_of
+from ..passes.costs import Traffic, role_of
 from .memo import smax
 
 __all__ = ["Footprint", "footprint"]

@@ -16,7 +16,7 @@ import sympy
 
 from ..errors import SemanticError
 from ..ir.program import Efficiency, Hardware, Program
-from .costs import KernelCost
+from ..passes.costs import KernelCost
 
 __all__ = ["LevelTime", "level_times", "binding_level", "factor", "check_kernel_factors"]
 

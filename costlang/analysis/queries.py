@@ -13,7 +13,7 @@ import sympy
 
 from ..errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
 from ..frontend import ast
-from ..ir.expr import evaluate
+from ..frontend.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call

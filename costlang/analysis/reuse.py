@@ -31,7 +31,7 @@ import sympy
 
 from ..errors import SemanticError
 from ..ir.program import Hardware, Program
-from .costs import KernelCost, TileModel, Traffic
+from ..passes.costs import KernelCost, TileModel, Traffic
 
 __all__ = ["model_traffic", "staging_level", "ACCUMULATOR_BYTES", "STATS_BYTES"]
 

@@ -19,7 +19,7 @@ from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
 from ..passes.parallelism import pipeline_stretch
 from .comms import KernelComms, kernel_comms, program_bounds
-from .costs import KernelCost
+from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
 from .memo import smax, smin
 from .shared import bindings_key, decide_bound, structure

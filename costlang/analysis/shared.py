@@ -20,7 +20,7 @@ import sympy
 from ..errors import Span
 from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
 from ..passes.fusion import fuse
-from .costs import kernel_cost
+from ..passes.costs import kernel_cost
 from .reuse import model_traffic
 from .verdict import Verdict, decide
 

@@ -26,7 +26,7 @@ import sympy
 from ..budget import time_budget
 from ..errors import SolveError, Span, UnitError, did_you_mean
 from ..frontend import ast
-from ..ir.expr import unit_words
+from ..frontend.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
 from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at

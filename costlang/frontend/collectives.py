@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from ..errors import SemanticError, did_you_mean
-from ..ir.expr import evaluate, unit_words
+from .expr import evaluate, unit_words
 from ..ir.program import OpNode, OpSpec, Tensor, Value
 from ..ir.system import GROUP, MESSAGE, comms_of
 from ..units import BYTE, DIMENSIONLESS

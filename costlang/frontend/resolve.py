@@ -18,7 +18,7 @@ import sympy
 from .. import _resources
 from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
-from ..ir.expr import MATH_FUNCTIONS, evaluate, unit_words
+from .expr import MATH_FUNCTIONS, evaluate, unit_words
 from ..ir.kinds import KINDS, check_arity
 from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, SymbolDef, Tensor,
                           Value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy
 
 from ..errors import CostNameError, SemanticError, did_you_mean
-from ..ir.expr import MATH_FUNCTIONS, evaluate
+from .expr import MATH_FUNCTIONS, evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
 from . import ast

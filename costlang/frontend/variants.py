@@ -27,7 +27,7 @@ import sympy
 from ..errors import CostNameError, SemanticError, SolveError, Span, UnitError, did_you_mean
 from . import ast
 from .typecheck import check_expression
-from ..ir.expr import check_substitution, evaluate, unit_words
+from .expr import check_substitution, evaluate, unit_words
 from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 

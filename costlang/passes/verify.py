@@ -19,7 +19,7 @@ from collections import Counter
 import networkx as nx
 import sympy
 
-from ..analysis.costs import partition_costs
+from .costs import partition_costs
 from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
 

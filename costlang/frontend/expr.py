@@ -12,9 +12,9 @@ from typing import Callable, Optional, Protocol
 import sympy
 
 from ..errors import CostNameError, SemanticError, UnitError, did_you_mean
-from ..frontend import ast
+from . import ast
 from ..units import DIMENSIONLESS, Unit
-from .program import Value
+from ..ir.program import Value
 
 __all__ = ["Scope", "evaluate", "unit_words", "check_substitution", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
 
