@@ -41,8 +41,7 @@ class Axis:
 class Crossing:
     kernel: str
     symbol: str
-    value: sympy.Expr    # exact
-    text: str
+    value: sympy.Expr    # exact; printers.whatif.crossing_text says it in words
 
 
 @dataclass(frozen=True)
@@ -252,7 +251,6 @@ def _marks(gaps, n: int, row_length: int) -> tuple[str, ...]:
 
 
 def _crossings(an, sym) -> tuple[Crossing, ...]:
-    from ..printers.numbers import exact_or_approx
     from .solve import _roots
     x = sympy.Symbol(sym.name, positive=True)
     out = []
@@ -265,6 +263,5 @@ def _crossings(an, sym) -> tuple[Crossing, ...]:
         except NotImplementedError:   # sympy cannot solve it (ceilings of the symbol): the marks still show it
             continue
         for r, _ in roots:
-            out.append(Crossing(k.name, sym.name, r, f"crossing: {k.name} changes bound at "
-                                                      f"{sym.name}* = {exact_or_approx(r)}"))
+            out.append(Crossing(k.name, sym.name, r))
     return tuple(out)

@@ -303,6 +303,11 @@ def _sweep_cell(x: float, unit) -> str:
     return text if unit is None or unit == DIMENSIONLESS else f"{text} {unit}"
 
 
+def crossing_text(c) -> str:
+    """A sweep's `Crossing` (analysis.sweep) in words."""
+    return f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)}"
+
+
 def sweep_table(sw) -> str:
     header = [*sw.symbols, *sw.labels]
     units = sw.units or (None,) * len(sw.columns)
@@ -311,7 +316,7 @@ def sweep_table(sw) -> str:
     widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-    lines += [f"{c.text}" for c in sw.crossings]
+    lines += [crossing_text(c) for c in sw.crossings]
     return "\n".join(lines) + "\n"
 
 
@@ -330,4 +335,4 @@ def sweep_dict(sw) -> dict:
     return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
             "points": [[float(v) for v in p] for p in sw.points],
             "columns": [[float(v) for v in col] for col in sw.columns],
-            "marks": list(sw.marks), "crossings": [c.text for c in sw.crossings]}
+            "marks": list(sw.marks), "crossings": [crossing_text(c) for c in sw.crossings]}
