@@ -17,8 +17,9 @@ import sympy
 from ..errors import SemanticError
 from ..ir.program import Program
 from ..ir.system import Comms, Link
+from ..passes.parallelism import bubble_fraction, pipeline_stretch
 
-__all__ = ["KernelComms", "kernel_comms", "program_bounds"]
+__all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction"]
 
 
 @dataclass(frozen=True)

@@ -217,7 +217,7 @@ class _QueryScope:
         if f == "chips":
             return Value(chips, DIMENSIONLESS)
         if f == "bubble":
-            from ..passes.parallelism import bubble_fraction
+            from .comms import bubble_fraction
             return Value(bubble_fraction(a.program), DIMENSIONLESS)
         if f == "footprint_system":
             return Value(sympy.expand(chips * a.footprint.bytes), BYTE)

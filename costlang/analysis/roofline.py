@@ -17,8 +17,7 @@ from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
-from ..passes.parallelism import pipeline_stretch
-from .comms import KernelComms, kernel_comms, program_bounds
+from .comms import KernelComms, kernel_comms, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
 from .memo import smax, smin

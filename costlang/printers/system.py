@@ -6,7 +6,7 @@ system-wide ones are per chip × chips.
 """
 from __future__ import annotations
 
-from ..passes.parallelism import bubble_fraction, pipeline_stretch
+from ..analysis.comms import bubble_fraction, pipeline_stretch
 from ..units import BYTE, BYTE_PER_S, FLOP, SECOND
 from .numbers import exact_or_approx, human
 
