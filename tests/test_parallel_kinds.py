@@ -162,3 +162,54 @@ def test_derivation_of_a_ring_all_reduce_counts_2_p_minus_1_steps():
     assert sent.value == 3072 and steps.value == 6
     assert str(steps.formula) == "2*(p - 1)" and str(steps.substituted) == "2*(-1 + 4)"
     assert t_comms.value == R(3072, 50 * 10 ** 9) + 6 * R(2, 10 ** 6)
+
+
+# --- expert parallel -------------------------------------------------------------------------------
+
+MOE = """import llm
+parallel expert over pp
+input x: fp16[8, 1, 64]
+output y = moe(x, experts = 8, top_k = 2, ffn = 128, wt = fp16, at = fp16)
+"""
+
+
+def test_expert_parallel_splits_experts_and_tokens():
+    a = run(MOE)
+    p = a.program
+    assert p.tensors["x"].shape == (2, 1, 64)            # 8 tokens over pp = 4
+    assert p.tensors["y.w_gate"].shape == (2, 64, 128)   # 8 experts over 4 chips: 2 each
+    assert p.tensors["y.router"].shape == (64, 8)        # the router stays whole
+    experts = kernel(a, "y")
+    # whole: b·s·top_k·(6·d·ffn + 6·ffn + 2·d) = 8·2·(49,152 + 768 + 128) = 800,768 FLOP; 1/4 per chip
+    assert experts.flops == 200192
+    # stated reads / 4: x 1,024 B + scores 128 B + touched·3·64·128·2 B with
+    # touched = 8·(1 − (3/4)^8) = 58,975/8,192 experts → (1,152 + 353,850)/4
+    assert a.value(experts.bytes_read) == R(355002, 4)
+    dispatch, combine = kernel(a, "y_dispatch"), kernel(a, "y_combine")
+    # top_k = 2 copies of the chip's 2 tokens · 64 · 2 B = 512 B; all-to-all sends 3/4 of it in 3 steps
+    for k in (dispatch, combine):
+        assert k.comms.comms.message == 512 and k.comms.comms.sent == 384 and k.comms.comms.steps == 3
+        assert k.t_comms == R(384, 50 * 10 ** 9) + 3 * R(2, 10 ** 6)
+    names = [n.name for n in p.nodes.values()]
+    assert names.index("y_dispatch") < names.index("y") < names.index("y_combine")
+
+
+def test_experts_must_divide_over_the_axis():
+    with pytest.raises(CostlangError) as e:
+        run(MOE.replace("experts = 8", "experts = 6"))
+    assert "does not divide over axis pp" in e.value.render()
+
+
+def test_expert_and_data_parallel_do_not_combine():
+    with pytest.raises(CostlangError) as e:
+        run(MOE.replace("parallel expert over pp", "parallel expert over pp\nparallel data over dp"))
+    assert "does not combine with data parallelism" in e.value.render()
+
+
+def test_custom_kernel_splits_its_stated_work_with_the_batch():
+    a = run("parallel data over dp\ninput x: fp16[64, 8]\n"
+            "e = custom(x) -> fp16[64, 128] { flops = 64 * 1000; reads = 64 * 100 }")
+    e = kernel(a, "e")
+    assert a.program.tensors["e"].shape == (32, 128)     # the batch over dp = 2
+    assert e.flops == 32000 and e.bytes_read == 3200     # the stated whole-batch figures, halved
+    assert e.bytes_written == 32 * 128 * 2               # the local result

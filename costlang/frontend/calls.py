@@ -24,7 +24,9 @@ from .operands import tensor_arg
 __all__ = ["resolve_call"]
 
 CUSTOM = OpSpec("custom", (), "custom", sympy.Integer(0))
-_CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE}
+_CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE,
+                   # a mixture of experts (passes.parallelism): `parallel expert` splits its experts
+                   "experts": DIMENSIONLESS, "top_k": DIMENSIONLESS}
 
 
 def resolve_call(r, s: ast.Assign):
@@ -170,7 +172,7 @@ def _custom_call(r, s: ast.Assign, inputs):
     node = OpNode(s.name, CUSTOM, tuple(t.name for t in inputs), tensor.name if tensor else None,
                   opts.get("flops", sympy.Integer(0)), math, call.span,
                   reads=opts.get("reads"), writes=opts.get("writes"), scope=r.scope_path,
-                  repeat=r.repeat_path)
+                  repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k") if k in opts))
     return node, tensor
 
 

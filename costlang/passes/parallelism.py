@@ -22,7 +22,7 @@ from ..ir.program import OpNode, Repeat, Tensor
 from ..ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "pipeline_stretch", "bubble_fraction"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction"]
 
 
 def fresh(name: str, taken) -> str:
@@ -36,14 +36,15 @@ def fresh(name: str, taken) -> str:
 
 
 def collective_node(program, op: str, algorithm, name: str, source: Tensor, out: str, axis: str, size,
-                    span, repeat=(), scope="") -> OpNode:
-    """A node of collective `op` (or `op_ALGORITHM`) reading `source` and writing `out`."""
+                    span, repeat=(), scope="", message=None) -> OpNode:
+    """A node of collective `op` (or `op_ALGORITHM`) reading `source` and writing `out`; its message is
+    `source`'s bytes unless stated."""
     op_name = op if algorithm is None else f"{op}_{algorithm.id}"
     spec = program.ops.get(op_name)
     if spec is None or spec.kind != "collective":
         raise SemanticError(f"there is no collective '{op_name}'", algorithm.span if algorithm else span)
     return OpNode(name, spec, (source.name,), out, sympy.Integer(0), source.dtype, span, scope=scope,
-                  repeat=repeat, comms=comms_of(spec, axis, size, source.bytes))
+                  repeat=repeat, comms=comms_of(spec, axis, size, source.bytes if message is None else message))
 
 
 def _option(spec, key, default=None):
@@ -105,6 +106,37 @@ def pipeline_stretch(program) -> sympy.Expr:
 def bubble_fraction(program) -> sympy.Expr:
     """(p − 1)/(m + p − 1), the idle fraction of a pipeline step: 1 − 1/stretch."""
     return 1 - 1 / pipeline_stretch(program)
+
+
+# --- expert parallel ----------------------------------------------------------------------------
+
+def insert_all_to_all(program, nodes: dict, tensors: dict, expert, sizes, experts: set) -> dict:
+    """Around each expert kernel: the all-to-all that dispatches its tokens to the chips holding their
+    experts, and the one that brings the results back (combine). Each moves top_k copies of the
+    chip's tokens (`top_k` of the kernel, 1 when unstated); the kernel does 1/p of the work."""
+    p = sizes[expert.axis]
+    algorithm = _option(expert, "algorithm")
+    out: dict = {}
+    for n in nodes.values():
+        if n.name not in experts:
+            out[n.name] = n
+            continue
+        k = n.option("top_k") or sympy.Integer(1)
+        taken = set(tensors) | set(nodes) | set(out)
+        x = tensors[n.inputs[0]]
+        routed = fresh(f"{n.name}_dispatched", taken)
+        tensors[routed] = dataclasses.replace(x, name=routed, role="intermediate", storage=routed)
+        name = fresh(f"{n.name}_dispatch", taken | {routed})
+        out[name] = collective_node(program, "all_to_all", algorithm, name, x, routed, expert.axis, p, n.span,
+                                    n.repeat, n.scope, message=k * x.bytes)
+        partial = fresh(f"{n.output}_experts", taken | {routed, name})
+        tensors[partial] = dataclasses.replace(tensors[n.output], name=partial, role="intermediate", storage=partial)
+        out[n.name] = dataclasses.replace(n, inputs=(routed,) + n.inputs[1:], output=partial, flops=n.flops / p,
+                                          reads=n.reads / p if n.reads is not None else None)
+        combine = fresh(f"{n.name}_combine", taken | {routed, name, partial})
+        out[combine] = collective_node(program, "all_to_all", algorithm, combine, tensors[partial], n.output,
+                                       expert.axis, p, n.span, n.repeat, n.scope, message=k * tensors[partial].bytes)
+    return out
 
 
 # --- data parallel training ----------------------------------------------------------------------

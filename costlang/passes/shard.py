@@ -29,7 +29,8 @@ from ..errors import CostlangError, ErrorGroup, SemanticError
 from ..ir.kinds import same_dim
 from ..ir.program import OpNode, Program, Tensor
 from ..ir.system import comms_of
-from .parallelism import collective_node, fresh, insert_gradient_all_reduce, insert_sends, stage_repeats
+from .parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
+                          stage_repeats)
 
 __all__ = ["shard_program"]
 
@@ -56,12 +57,19 @@ class _Propagation:
         for s in program.shardings:
             self.spec[s.tensor] = s.axes
             self.explicit[s.tensor] = s.span
-        data = self.parallel.get("data")
-        if data is not None:
+        self.experts: set[str] = set()               # custom nodes whose experts are split (expert parallel)
+        batch = [self.parallel[k] for k in ("data", "expert") if k in self.parallel]
+        if len(batch) > 1:
+            raise SemanticError("expert parallelism splits the batch over its own axis, so it does not combine "
+                                "with data parallelism here", batch[1].span,
+                                "give one of them the whole batch: keep `parallel expert` alone")
+        self.batch_axes = {split.axis for split in batch}
+        self.batch_split: dict[str, str] = {}        # custom node → the batch axis its stated work splits over
+        for split in batch:
             for t in program.tensors.values():
                 if t.role == "input" and t.name not in self.spec and t.shape:
-                    self.spec[t.name] = (data.axis,) + (None,) * (len(t.shape) - 1)
-                    self.explicit[t.name] = data.span
+                    self.spec[t.name] = (split.axis,) + (None,) * (len(t.shape) - 1)
+                    self.explicit[t.name] = split.span
 
     # --- specs of tensors, free or fixed ---------------------------------------------------
     def shape(self, t: str):
@@ -101,10 +109,36 @@ class _Propagation:
             _check_distinct(out, self.partial.get(n.name), n)
 
     def _whole(self, n: OpNode) -> Optional[Spec]:
-        """custom kernels: inputs whole; the result whole (its figures are per chip as stated)."""
+        """custom kernels: inputs whole; the result whole (its figures are per chip as stated). A first
+        input split on its first dim over the batch's axis (data or expert parallel) splits the result
+        the same way, and the kernel's stated work with it (`batch_split`)."""
+        first = self.get(n.inputs[0]) if n.inputs else None
+        axis = first[0] if first else None
         for t in n.inputs:
             self.fixed(t, n.span)
-        return (None,) * len(self.shape(n.output)) if n.output else None
+        if not n.output:
+            return None
+        out = (None,) * len(self.shape(n.output))
+        if axis is not None and axis in self.batch_axes and out:
+            self.batch_split[n.name] = axis
+            return (axis,) + out[1:]
+        return out
+
+    def _custom(self, n: OpNode) -> Optional[Spec]:
+        """A custom kernel stating `experts = E` under `parallel expert`: the weights whose first dim is
+        E are split on it, the tokens keep their split, and the result follows the first input's."""
+        experts, expert = n.option("experts"), self.parallel.get("expert")
+        if experts is None or expert is None or not n.output:
+            return self._whole(n)
+        for t in n.inputs:
+            shape = self.shape(t)
+            if self.weight(t) and shape and same_dim(shape[0], experts, self.program.bindings):
+                self.fix(t, (expert.axis,) + (None,) * (len(shape) - 1), n.span)
+            else:
+                self.fixed(t, n.span)
+        self.experts.add(n.name)
+        first, out = self.spec[n.inputs[0]], self.shape(n.output)
+        return ((first[0] if first else None),) + (None,) * (len(out) - 1) if out else ()
 
     def _collective(self, n: OpNode) -> Spec:
         return self.fixed(n.inputs[0], n.span)
@@ -260,20 +294,64 @@ def _view_inverse(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
 
 
 def _carry(src, spec, out, bindings, n) -> Spec:
-    """A reshape keeps a split when the split dim starts where a dim of the result starts
-    (same product of the dims before it): the split goes to that (outermost) dim."""
+    """A reshape keeps a split when the split dim starts where a dim of the result starts (same
+    product of the dims before it) and that dim is its outermost part (a run of result dims from it
+    multiplies to the split dim) or holds it whole (a run of source dims from it multiplies to that
+    dim): the split goes to that dim. Otherwise the view also permutes (the stdlib's attention lays
+    [b, s, heads·head_dim] out as [b, kv_heads, group·s, head_dim]): when it keeps its leading (batch)
+    dims, the split goes to the outermost result dim past them that has the split dim's symbols and
+    divides it or is a multiple of it (heads go to kv_heads; the sequence never takes a split of heads)."""
     result = [None] * len(out)
     for i, axis in enumerate(spec):
         if axis is None:
             continue
-        before = sympy.Mul(*src[:i])
-        j = next((j for j in range(len(out)) if same_dim(sympy.Mul(*out[:j]), before, bindings)
-                  and not same_dim(out[j], sympy.Integer(1), bindings)), None)  # size-1 dims never split
+        j = _positional(src, out, i, bindings)
+        if j is None:
+            j = _permuted(src, out, i, bindings)
         if j is None:
             raise SemanticError(f"this reshape cannot keep the split of dimension {i} (over {axis})", n.span,
                                 "a split survives a reshape only as the outermost part of a merged or split dim")
         result[j] = axis
     return tuple(result)
+
+
+def _is_one(dim, bindings) -> bool:
+    return same_dim(dim, sympy.Integer(1), bindings)
+
+
+def _run(dims, start, target, bindings) -> bool:
+    """Whether dims[start], dims[start]·dims[start+1], ... reaches `target`."""
+    product = sympy.Integer(1)
+    for d in dims[start:]:
+        product *= d
+        if same_dim(product, target, bindings):
+            return True
+    return False
+
+
+def _positional(src, out, i, bindings):
+    before = sympy.Mul(*src[:i])
+    for j in range(len(out)):
+        if _is_one(out[j], bindings) or not same_dim(sympy.Mul(*out[:j]), before, bindings):
+            continue  # size-1 dims never split
+        if _run(out, j, src[i], bindings) or _run(src, i, out[j], bindings):
+            return j
+    return None
+
+
+def _permuted(src, out, i, bindings):
+    lead = 0
+    while lead < min(len(src), len(out)) and lead != i and same_dim(src[lead], out[lead], bindings):
+        lead += 1
+    if lead == 0:  # only a view that keeps its leading (batch) dims permutes the rest
+        return None
+    for j in range(lead, len(out)):
+        if _is_one(out[j], bindings) or out[j].free_symbols != src[i].free_symbols:
+            continue
+        a, b = src[i].xreplace(bindings), out[j].xreplace(bindings)
+        if (a / b).is_integer or (b / a).is_integer:
+            return j
+    return None
 
 
 # --- the local program ------------------------------------------------------------------------
@@ -299,6 +377,10 @@ def _localize(program: Program, p: _Propagation) -> Program:
         split = _work_axes(n, p, spec)
         flops = n.flops / sympy.Mul(*[sizes[a] for a in split]) if split else n.flops
         node = dataclasses.replace(n, flops=flops)
+        if n.name in p.batch_split:  # a custom kernel's stated figures are the whole batch's
+            size = sizes[p.batch_split[n.name]]
+            node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
+                                       writes=_share(n.writes, size))
         if n.comms is not None:
             spec_op = program.ops[n.comms.collective]
             node = dataclasses.replace(node, comms=comms_of(spec_op, n.comms.axis, n.comms.group,
@@ -314,13 +396,19 @@ def _localize(program: Program, p: _Propagation) -> Program:
 def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> Program:
     """Pipeline stages and their sends; a training step's gradient all-reduce (passes.parallelism)."""
     repeats = program.repeats
-    pipeline, data = p.parallel.get("pipeline"), p.parallel.get("data")
+    pipeline, data, expert = p.parallel.get("pipeline"), p.parallel.get("data"), p.parallel.get("expert")
+    if expert is not None:
+        nodes = insert_all_to_all(program, nodes, tensors, expert, sizes, p.experts)
     if pipeline is not None:
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
     if data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
     return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True)
+
+
+def _share(stated, size):
+    return stated / size if stated is not None else None
 
 
 def _work_axes(n: OpNode, p: _Propagation, spec) -> set:

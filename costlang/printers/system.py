@@ -56,14 +56,14 @@ def system_lines(a) -> list[str]:
     lines += _parallel_lines(a)
     lines += ["", "many-chip totals (one chip's time; the system runs its chips in parallel)"]
     stretch = pipeline_stretch(a.program)
-    times = "" if stretch == 1 else "(m + p − 1)/m × "
+    times, close = ("", "") if stretch == 1 else ("(m + p − 1)/m × (", ")")
     if collectives:
         sent = sum((k.comms.comms.sent for k in collectives), 0)
         lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
                      f"system-wide {human(v(chips * sent), BYTE)}")
-        lines.append(f"  lower bound (communication fully overlapped): {times}(launches + max(ΣT_compute, "
-                     f"ΣT_memory, ΣT_comms)) = {human(v(t.t_overlap), SECOND)}")
-        lines.append(f"  upper bound (nothing overlapped): {times}(launches + ΣT_compute + ΣT_memory + ΣT_comms) = "
+        lines.append(f"  lower bound (communication fully overlapped): {times}launches + max(ΣT_compute, "
+                     f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
+        lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + ΣT_comms{close} = "
                      f"{human(v(t.t_serial), SECOND)}")
     lines.append(f"  system-wide: FLOPs {human(v(chips * t.flops), FLOP)}; "
                  f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
@@ -89,8 +89,8 @@ def _parallel_lines(a) -> list[str]:
                                if not r.outer)
             bubble = bubble_fraction(program)
             text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches, a send of "
-                    f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))} "
-                    f"({human(v(100 * bubble), DIMENSIONLESS)} %): the bounds are × (m + p − 1)/m = "
+                    f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))}"
+                    f": the bounds are × (m + p − 1)/m = "
                     f"{exact_or_approx(v(pipeline_stretch(program)))}")
         out.append(f"  parallel {s.kind} over {s.axis} ({size} chips): {text}")
     return ["", "parallelism"] + out if out else []
