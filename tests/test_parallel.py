@@ -253,6 +253,9 @@ def test_megatron_llama3_70b_layer(analyze_example):
     b_star = R(16, 10 ** 6) / (R(230686720, 9895 * 10 ** 11) + R(283648, 669 * 10 ** 11)
                                - R(57344, 450 * 10 ** 9))
     assert query(a, "B* (compute overtakes communication)") == b_star and 145 < b_star < 146   # ≈ 145.53
+    (solve,) = a.solves                              # the same B*, solved for B (B = 1 set aside)
+    assert a.value(solve.roots[0]) == b_star
+    assert [w.value for w in solve.whole] == [145, 146]   # comms take longer up to 145; compute from 146
     big = scenario_analysis(a, parse_settings("B=146"))                          # just above B*
     assert big.value(big.totals.t_compute) > big.value(big.totals.t_comms)
     small = scenario_analysis(a, parse_settings("B=145"))

@@ -213,3 +213,38 @@ def test_custom_kernel_splits_its_stated_work_with_the_batch():
     assert a.program.tensors["e"].shape == (32, 128)     # the batch over dp = 2
     assert e.flops == 32000 and e.bytes_read == 3200     # the stated whole-batch figures, halved
     assert e.bytes_written == 32 * 128 * 2               # the local result
+
+
+# --- the zoo, one line per parallelism (examples/parallel/) ----------------------------------------
+
+def test_llama3_70b_tensor_pipeline_data(analyze_example):
+    a = analyze_example("parallel/zoo_llama3_70b_3d.cost")
+    p = a.program
+    assert p.repeats["logits.layer"].count == 40                       # 80 layers over 2 stages
+    shape = lambda t: tuple(a.value(d) for d in p.tensors[t].shape)   # noqa: E731
+    assert shape("ids") == (8, 2048)                                   # 16 sequences over 2 replicas
+    assert shape("logits.layer.attn.wq") == (8192, 1024)               # column-parallel: 8 of 64 heads
+    assert shape("logits.layer.attn.wo") == (1024, 8192)               # row-parallel
+    assert shape("logits.layer.attn.qh") == (8, 1, 8 * 2048, 128)      # prefill's permuting view: 1 KV head
+    assert query(a, "bubble") == R(1, 9)                               # (2 − 1)/(8 + 2 − 1)
+    n = 8 * 2048 * 8192 * 2                                            # 268,435,456 B of activations
+    assert query(a, "activation all-reduce") == R(2 * 7, 8) * n / (450 * 10 ** 9)   # ≈ 1.0439 ms
+    assert query(a, "stage send") == R(n, 50 * 10 ** 9)                 # ≈ 5.3687 ms
+    # 40·106,971,136 + 128,256·8192 + 8192 + 8192·128,256/8 = 5,460,860,928 bf16 gradients
+    grads = 2 * (40 * 106971136 + 128256 * 8192 + 8192 + 8192 * 16032)
+    assert grads == 10921721856
+    assert query(a, "gradient bytes per chip") == grads                # ring over 2: sent = n
+    assert query(a, "gradient all-reduce") == R(grads, 50 * 10 ** 9)   # ≈ 218.43 ms
+    kinds = [n.op.name for n in p.nodes.values() if n.kind == "collective"]
+    assert kinds == ["all_reduce", "all_reduce", "send", "all_reduce"]  # Megatron ×2 per layer, 1 send, 1 gradient
+
+
+def test_mixtral_expert_parallel(analyze_example):
+    a = analyze_example("parallel/zoo_mixtral_expert.cost")
+    # 2 copies of 8 tokens · 4096 · 2 B = 131,072 B; 7/8 of it sent, at 450 GB/s
+    assert query(a, "dispatch") == R(114688, 450 * 10 ** 9)                       # ≈ 254.86 ns
+    assert query(a, "all-to-all bytes sent per layer") == 2 * 114688
+    experts = 64 * 2 * (6 * 4096 * 14336 + 6 * 14336 + 2 * 4096) // 8          # 5,638,651,904: 1/8 of them
+    block = experts + 8 * 4096 * 5 + 2 * 8 * 4096 * 8 + 5 * 8 * 8              # + norm, gain, router, softmax
+    assert query(a, "MoE block FLOPs per GPU, 32 layers") == 32 * block == 180458891264
+    assert query(a, "expert weights per GPU per layer") == 352321536           # one expert: 3·4096·14336·2

@@ -45,7 +45,7 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
     for i, cost in enumerate(costs):
         for tr in cost.writes:
             s = _storage(program, tr.tensor)
-            if s is not None:
+            if s is not None and program.tensors[s].role not in RESIDENT_ROLES:  # resident: counted once
                 birth.setdefault(s, i)
                 death[s] = max(death.get(s, i), i)
         for tr in cost.reads:

@@ -189,12 +189,18 @@ def _first_only(node: ast.Call) -> ast.Call:
 
 
 def _inserted(p, name: str) -> bool:
-    """A collective the sharding pass may insert (`<tensor>_all_reduce`, passes/shard.py): checked
-    when the analysis runs, as the pass runs once the whole file is resolved."""
+    """A collective the sharding pass may insert (passes/shard.py, passes/parallelism.py): checked
+    when the analysis runs, as the pass runs once the whole file is resolved. `<tensor>_all_reduce`,
+    a pipeline's `<tensor>_send`, an expert kernel's `<kernel>_dispatch` and `<kernel>_combine`, and
+    a training step's `gradients_all_reduce`."""
     if not (p.shardings or p.parallels):
         return False
-    base, sep, kind = name.rpartition("_")
-    return bool(sep) and kind == "reduce" and base.endswith("_all") and base[:-4] in p.tensors
+    if name == "gradients_all_reduce":
+        return any(s.kind == "data" for s in p.parallels)
+    for suffix in ("_all_reduce", "_send", "_dispatch", "_combine"):
+        if name.endswith(suffix) and name[:-len(suffix)] in set(p.tensors) | set(p.nodes):
+            return True
+    return False
 
 
 def static_call(r, node: ast.Call) -> Value:

@@ -154,7 +154,8 @@ def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes,
     grads = fresh("gradients", taken)
     tensors[grads] = Tensor(grads, dtype, (numel,), "gradient", data.span, grads)
     reduced = fresh("gradients_reduced", taken | {grads})
-    tensors[reduced] = Tensor(reduced, dtype, (numel,), "intermediate", data.span, reduced)
+    # reduced in place: the result is the gradient buffer again (its storage), not a second buffer
+    tensors[reduced] = Tensor(reduced, dtype, (numel,), "intermediate", data.span, grads)
     name = fresh("gradients_all_reduce", taken | {grads, reduced})
     node = collective_node(program, "all_reduce", _option(data, "algorithm"), name, tensors[grads],
                            reduced, data.axis, sizes[data.axis], data.span)
