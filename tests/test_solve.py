@@ -242,7 +242,7 @@ def test_kernel_time_with_another_free_symbol_keeps_both_branches():
     assert same(forms["if y is compute-bound there"], 5 * 10 ** 11 / d ** 2)
     assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
     from costlang.printers.whatif import solve_lines
-    assert solve_lines(r)[1:3] == ["    B* = 500000000000/d**2   (if y is compute-bound there)",
+    assert solve_lines(r)[1:3] == ["    B* = 500000000000/d^2   (if y is compute-bound there)",
                                    "    B* = -d/2 + 500000000/d   (if y is memory-bound there)"]
 
 
@@ -277,8 +277,8 @@ def test_regime_map_with_another_free_symbol_gives_the_closed_form():
     from costlang.printers.whatif import solve_lines
     assert solve_lines(m) == [
         "  regimes for B: where each kernel turns from one bound to the other",
-        "    y: memory-bound for B < B*, compute-bound for B > B* (B* = 500*d/(d - 1000))",
-        "      (500*d/(d - 1000) is positive only when d > 1000; otherwise memory-bound for every B)",
+        "    y: memory-bound for B < B*, compute-bound for B > B* (B* = 500·d/(d - 1000))",
+        "      (500·d/(d - 1000) is positive only when d > 1000; otherwise memory-bound for every B)",
         "    z: memory-bound for every B",
     ]
 
@@ -335,5 +335,5 @@ def test_the_approximation_line_states_its_error_and_the_rule(analyze_example):
     from costlang.printers.whatif import solve_lines
     r = solves(analyze_example("queries/decode_crossing.cost"))["B*"]
     assert r.approximations[0].error == R(500 * 899, 512000) - 1
-    assert solve_lines(r)[-1] == ("    approximation for d ≫ B* (d → ∞): B* ≈ Istar*b/2 = 500 "
+    assert solve_lines(r)[-1] == ("    approximation for d ≫ B* (d → ∞): B* ≈ Istar·b/2 = 500 "
                                   "(exact 512000/899 ≈ 569.5; 12.2 % low; shown when within 25 %)")

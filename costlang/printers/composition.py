@@ -60,7 +60,8 @@ def footprint_lines(a) -> list[str]:
     if f.capacity is not None:
         room = v(f.capacity - f.bytes)
         fits = room.is_nonnegative
-        verdict = ("fits" if fits else "does not fit") if fits is not None else f"fits while {room} ≥ 0"
+        verdict = ("fits" if fits else "does not fit") if fits is not None else (
+            f"fits while {human(v(f.bytes), BYTE)} ≤ {human(v(f.capacity), BYTE)}")
         line += f"; vs capacity {human(v(f.capacity), BYTE)}: {verdict}"
         if fits is not None:
             line += f" ({'headroom' if fits else 'short by'} {human(abs(room), BYTE)})"

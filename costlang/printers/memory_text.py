@@ -80,7 +80,8 @@ def _fits(t, v) -> str:
     if t.capacity is None:
         return ws + ": the hardware states no per-SM capacity to check it against"
     room = v(t.capacity - t.working_set)
-    verdict = ("fits" if room.is_nonnegative else "does not fit") if room.is_number else f"fits while {room} ≥ 0"
+    verdict = ("fits" if room.is_nonnegative else "does not fit") if room.is_number else (
+        f"fits while {human(v(t.working_set), BYTE)} ≤ {human(v(t.capacity), BYTE)}")
     return f"{ws} vs {t.stage} {human(v(t.capacity), BYTE)} per SM: {verdict}"
 
 

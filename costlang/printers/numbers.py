@@ -1,8 +1,9 @@
 """Number formatting shared by the printers: exact values to human-readable text.
 
 Floats appear only here. Bound values print with SI prefixes and 4 significant digits; short
-exact rationals also show their exact form (``1/6 ≈ 0.1667``); symbolic values print as sympy's
-`str` of the expression.
+exact values also show their exact form (``1/6 ≈ 0.1667``, ``2048·2^(33/125) ≈ 2459``); symbolic
+values print through `expr_text`: sympy's `StrPrinter` subclassed for readers (``max(…)``, ``·``,
+``^``, ``∞``, ``≤``, ``and``; common factors cancelled, never a fraction negated top and bottom).
 """
 from __future__ import annotations
 
@@ -11,15 +12,135 @@ from fractions import Fraction
 
 import mpmath
 import sympy
+from sympy.printing.precedence import precedence
+from sympy.printing.str import StrPrinter
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 
 __all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific",
-           "json_number"]
+           "json_number", "expr_text", "tidy", "ReaderPrinter", "no_empty_equals"]
 
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
 _PREFIXED = {FLOP: "FLOP", BYTE: "B", FLOP_PER_S: "FLOP/s", BYTE_PER_S: "B/s"}
+
+
+_STAR = "\x01"   # a `*` inside a name (`B*`), kept apart from the `*` of a product until the end
+_RELATIONS = {"<": "<", ">": ">", "<=": "≤", ">=": "≥", "==": "=", "!=": "≠"}
+_TIDY_OPS = 400
+_CLOSED_WIDTH = 30   # an irrational value's closed form is shown beside its decimal up to this length   # a quotient larger than this (in sympy operations) is printed as it stands
+
+
+class ReaderPrinter(StrPrinter):
+    """sympy's `str` for a person: `max(a, b)`, `2·N`, `N^2`, `∞`, `B ≤ 4`, `B < 1 and B > 0`.
+
+    >>> N, B = sympy.symbols("N B", positive=True)
+    >>> expr_text(sympy.Max(2 * N ** 2, N) / 3), expr_text(sympy.oo), expr_text(sympy.And(B <= 4, B > 1))
+    ('max(N, 2·N^2)/3', '∞', 'B ≤ 4 and B > 1')
+    """
+
+    def _print_Symbol(self, expr) -> str:
+        return super()._print_Symbol(expr).replace("*", _STAR)
+
+    def _print_Function(self, expr) -> str:
+        return super()._print_Function(expr).replace("*", _STAR)
+
+    def _print_Mul(self, expr) -> str:
+        return super()._print_Mul(expr).replace("*", "·")
+
+    def _print_Pow(self, expr, rational=False) -> str:
+        return super()._print_Pow(expr, rational).replace("**", "^")
+
+    def _print_MinMaxBase(self, expr) -> str:
+        name = "max" if isinstance(expr, sympy.Max) else "min"
+        return f"{name}({', '.join(self._print(a) for a in expr.args)})"
+
+    _print_Max = _print_Min = _print_MinMaxBase
+
+    def _print_ceiling(self, expr) -> str:
+        return f"ceil({self._print(expr.args[0])})"
+
+    def _print_Infinity(self, expr) -> str:
+        return "∞"
+
+    def _print_NegativeInfinity(self, expr) -> str:
+        return "-∞"
+
+    def _print_ComplexInfinity(self, expr) -> str:
+        return "∞"
+
+    def _print_BooleanTrue(self, expr) -> str:
+        return "always"
+
+    def _print_BooleanFalse(self, expr) -> str:
+        return "never"
+
+    def _print_Relational(self, expr) -> str:
+        op = _RELATIONS.get(expr.rel_op, expr.rel_op)
+        return f"{self._print(expr.lhs)} {op} {self._print(expr.rhs)}"
+
+    def _join(self, expr, word: str) -> str:
+        return f" {word} ".join(self.parenthesize(a, precedence(expr)) for a in expr.args)
+
+    def _print_And(self, expr) -> str:
+        return self._join(expr, "and")
+
+    def _print_Or(self, expr) -> str:
+        return self._join(expr, "or")
+
+    def _print_Not(self, expr) -> str:
+        return f"not ({self._print(expr.args[0])})"
+
+    def _print_Piecewise(self, expr) -> str:
+        parts = [self._print(e) if c is sympy.true else f"{self._print(e)} if {self._print(c)}"
+                 for e, c in expr.args]
+        return "(" + "; otherwise ".join(parts) + ")"
+
+    def doprint(self, expr) -> str:
+        return super().doprint(expr).replace(_STAR, "*")
+
+
+def tidy(e):
+    """Every quotient with a symbolic denominator in lowest terms, its sign on top only when both
+    parts would be negated: `2·K·M·N/(2·K·M + 2·K·N + 2·M·N)` → `K·M·N/(K·M + K·N + M·N)`.
+
+    >>> K, M, N, d, s = sympy.symbols("K M N d s", positive=True)
+    >>> tidy(2 * K * M * N / (2 * K * M + 2 * K * N + 2 * M * N))
+    K*M*N/(K*M + K*N + M*N)
+    >>> tidy(s * d / (2 * (d - s)))
+    d*s/(2*d - 2*s)
+    """
+    if not isinstance(e, sympy.Basic) or not e.free_symbols:
+        return e
+    return e.replace(_symbolic_quotient, _lowest_terms)
+
+
+def _symbolic_quotient(x) -> bool:
+    return x.is_Mul and any(f.is_Pow and f.exp.is_negative and f.base.free_symbols for f in x.args)
+
+
+def _lowest_terms(m):
+    if sympy.count_ops(m) > _TIDY_OPS or not m.is_rational_function():  # cancel would turn (3/4)^B to 3^B/4^B
+        return m
+    try:
+        top, bottom = sympy.fraction(sympy.cancel(m))
+    except (sympy.PolynomialError, TypeError, ValueError, NotImplementedError):
+        return m
+    if top.could_extract_minus_sign() and (bottom.is_Add or bottom.could_extract_minus_sign()):
+        top, bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
+    return top / bottom
+
+
+def expr_text(e) -> str:
+    """An expression as a person reads it (`ReaderPrinter`, after `tidy`)."""
+    if isinstance(e, sympy.Basic):
+        return ReaderPrinter({"order": None}).doprint(tidy(e))
+    return str(e)
+
+
+def no_empty_equals(text: str) -> str:
+    """`I* = ≈ 292` → `I* ≈ 292`: a value known only approximately is not written `= ≈`."""
+    return text.replace("= ≈ ", "≈ ")
 
 
 def is_bound(e) -> bool:
@@ -104,7 +225,10 @@ def human(e, unit: Unit) -> str:
     ('1.2 GB', '1.2 ms')
     """
     if not is_bound(e):
-        return f"{e} {unit}".rstrip() if unit != DIMENSIONLESS else str(e)
+        text = expr_text(e)
+        if unit == DIMENSIONLESS:
+            return text
+        return f"({text}) {unit}" if isinstance(e, sympy.Add) else f"{text} {unit}"
     if e == sympy.oo:
         return "∞"
     if beyond_floats(e):
@@ -128,15 +252,23 @@ def _prefixed(x: float, table, base: str) -> str:
 
 
 def exact_or_approx(e) -> str:
-    """Integers and short fractions exactly (with ≈ decimal for fractions), others to 4 digits.
+    """Integers and short fractions exactly (with ≈ decimal for fractions), others to 4 digits
+    (`≈ 0.25`: the caller writes `x ≈ 0.25`, never `x = ≈ 0.25`; see `no_empty_equals`).
 
     >>> exact_or_approx(sympy.Rational(1, 6)), exact_or_approx(sympy.Rational(4096, 3))
     ('1/6 ≈ 0.1667', '4096/3 ≈ 1365')
     >>> exact_or_approx(sympy.Rational(262144, 1048577)), exact_or_approx(sympy.Rational(1, 80000))
     ('≈ 0.25', '1.25e-05')
+
+    An irrational value keeps its closed form beside the decimal when that is short:
+    2^(33/125) = e^(0.264·ln 2) ≈ 1.2008, so 2048·2^(33/125) ≈ 2459.2.
+
+    >>> exact_or_approx(2048 * sympy.Integer(2) ** sympy.Rational(33, 125))
+    '2048·2^(33/125) ≈ 2459'
+
     """
     if not is_bound(e):
-        return str(e)
+        return expr_text(e)
     if e == sympy.oo:
         return "∞"
     if isinstance(e, sympy.Integer) and abs(e) < 10 ** 15:
@@ -147,19 +279,22 @@ def exact_or_approx(e) -> str:
         return f"≈ {scientific(e)}"
     text = sig(_float(e))
     exact = isinstance(e, sympy.Rational) and Fraction(text) == Fraction(int(e.p), int(e.q))
-    return text if exact else f"≈ {text}"
+    if exact:
+        return text
+    closed = expr_text(e)
+    return f"{closed} ≈ {text}" if not isinstance(e, sympy.Rational) and len(closed) <= _CLOSED_WIDTH else f"≈ {text}"
 
 
 def plain(e) -> str:
     """A bound value to 4 significant digits, or the expression."""
     if is_bound(e) and beyond_floats(e):
         return scientific(e)
-    return sig(_float(e)) if is_bound(e) and e != sympy.oo else str(e)
+    return sig(_float(e)) if is_bound(e) and e != sympy.oo else expr_text(e)
 
 
 def percent(e) -> str:
     if not is_bound(e):
-        return f"100·({e}) %"
+        return f"100·({expr_text(e)}) %"
     if beyond_floats(e):
         return f"{scientific(e * 100, 3)} %"
     x = _float(e) * 100

@@ -8,7 +8,7 @@ from ..analysis.verdict import Verdict
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
 from .memory_text import bound_text, hierarchy_text, memory_lines
-from .numbers import exact_or_approx, human, is_bound, percent
+from .numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent
 
 __all__ = ["report", "ratio_text", "CONVENTIONS"]
 
@@ -77,7 +77,7 @@ def report(a, comparison=None, instances: bool = False) -> str:
     lines += whatif_lines(a)
     from .system import conventions as comms_conventions
     lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name) + comms_conventions(a)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(no_empty_equals(line) for line in lines) + "\n"
 
 
 def _provenance(a) -> list[str]:
@@ -129,7 +129,7 @@ def ratio_text(change, value=lambda e: e) -> str:
     if r == 1:
         return f"{change.label} unchanged"
     if not is_bound(r):
-        return f"{change.label} × ({r})"
+        return f"{change.label} × ({expr_text(r)})"
     return f"{change.label} ÷ {exact_or_approx(1 / r)}" if r < 1 else f"{change.label} × {exact_or_approx(r)}"
 
 

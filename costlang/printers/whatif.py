@@ -2,8 +2,8 @@
 
 Input: `SolveResult`, `RegimeMap` and `Comparison` (analysis.solve, analysis.whatif) and
 `Sweep` (analysis.sweep). Output: lines of text, CSV, or JSON-ready dicts; deterministic.
-Exact values print exactly with a 4-digit decimal beside them; expressions print as sympy `str`,
-except that infinity prints as ∞ (sympy's `oo` is not for readers). Sweep cells carry their unit.
+Exact values print exactly with a 4-digit decimal beside them; expressions print through
+`numbers.expr_text` (max(…), ·, ^, ∞: never raw sympy). Sweep cells carry their unit.
 """
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ import io
 import math
 
 import sympy
-from sympy.printing.str import StrPrinter
 
 from ..analysis.solve import RegimeMap, SolveResult
 from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
-from .numbers import exact_or_approx, human, is_bound, json_number as number, sig
+from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
            "sweep_table", "sweep_csv", "sweep_dict"]
@@ -25,21 +24,8 @@ __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "com
 _SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
 
 
-class _ReaderStr(StrPrinter):
-    """sympy's `str`, with ∞ for oo: a limit reads `intensity(y) → ∞`."""
-
-    def _print_Infinity(self, expr) -> str:
-        return "∞"
-
-    def _print_NegativeInfinity(self, expr) -> str:
-        return "-∞"
-
-    def _print_ComplexInfinity(self, expr) -> str:
-        return "∞"
-
-
 def _expr(e) -> str:
-    return _ReaderStr().doprint(e)
+    return expr_text(e)
 
 
 def _v(value, unit=DIMENSIONLESS) -> str:
@@ -49,7 +35,7 @@ def _v(value, unit=DIMENSIONLESS) -> str:
     if isinstance(value, str):
         return value
     if not is_bound(value):
-        return _expr(value)
+        return human(value, unit)
     if unit == DIMENSIONLESS:
         return exact_or_approx(value)
     return human(value, unit)
@@ -230,14 +216,35 @@ def _cell(value, ratio, unit) -> str:
     return text
 
 
+LEGEND_WIDTH = 40   # a comparison cell longer than this moves to a legend under the table
+
+
 def comparison_lines(c) -> list[str]:
+    """The scenarios side by side; a cell longer than `LEGEND_WIDTH` is named [1], [2], … in the
+    table and written out in a legend below it (the same text keeps the same name)."""
     header = ["", *c.scenarios]
     rows = [["settings", *c.settings], ["hardware", *c.hardware]]
     rows += [[row.label, *[_cell(v, q, row.unit) for v, q in zip(row.values, row.ratios)]] for row in c.rows]
     rows.append([f"speed-up vs {c.scenarios[0]}", *[_v(s) if s is not None else "?" for s in c.speedups]])
+    rows, legend = _legend(rows)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     fmt = lambda r: "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip()  # noqa: E731
-    return [fmt(header)] + [fmt(r) for r in rows] + ["(×k: the value is k times the first column's)"]
+    lines = [fmt(header)] + [fmt(r) for r in rows] + ["(×k: the value is k times the first column's)"]
+    return [no_empty_equals(line) for line in lines + legend]
+
+
+def _legend(rows):
+    """Rows with long cells replaced by [n], and the legend lines `[n] text`."""
+    names: dict[str, str] = {}
+    out = []
+    for row in rows:
+        cells = [row[0]]
+        for cell in row[1:]:
+            if len(cell) > LEGEND_WIDTH and row[0] not in ("settings", "hardware", "bound"):
+                cell = names.setdefault(cell, f"[{len(names) + 1}]")
+            cells.append(cell)
+        out.append(cells)
+    return out, [f"{name} {text}" for text, name in names.items()]
 
 
 # --- JSON -----------------------------------------------------------------------------------
@@ -316,7 +323,7 @@ def sweep_table(sw) -> str:
     widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-    lines += [crossing_text(c) for c in sw.crossings]
+    lines += [no_empty_equals(crossing_text(c)) for c in sw.crossings]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,108 @@
+"""Readable output (issue 9): expressions print as a person writes them, never as raw sympy.
+
+Each expected string below is derived by hand in its comment, not taken from the printer.
+"""
+import contextlib
+import io
+
+import sympy
+from sympy import Integer, Max, Min, Rational, oo
+
+from costlang.printers.numbers import exact_or_approx, expr_text, human, no_empty_equals
+from costlang.units import BYTE, SECOND
+
+K, M, N, B, d, s = sympy.symbols("K M N B d s", positive=True)
+
+
+def test_max_and_min_print_lowercase_with_middle_dots_and_carets():
+    # max(N, 2·N²) / 3 keeps both branches (neither dominates for every N > 0); ** is ^ and * is ·
+    assert expr_text(Max(2 * N ** 2, N) / 3) == "max(N, 2·N^2)/3"
+    # min(10, B): a bound and a symbol
+    assert expr_text(Min(10, B)) == "min(10, B)"
+
+
+def test_common_factors_cancel():
+    # 2KMN / (2KM + 2KN + 2MN): a factor 2 top and bottom
+    assert expr_text(2 * K * M * N / (2 * K * M + 2 * K * N + 2 * M * N)) == "K·M·N/(K·M + K·N + M·N)"
+    # 2n³ / (6n²) = n/3
+    assert expr_text(2 * N ** 3 / (6 * N ** 2 + 0)) == "N/3"
+    # (2N³ + 2^31)/(6N² + 6·2^20): 2 out of both → (N³ + 2^30)/(3N² + 3·2^20); 2^30 = 1073741824,
+    # 3·2^20 = 3145728
+    assert expr_text((2 * N ** 3 + 2 ** 31) / (6 * N ** 2 + 6 * 2 ** 20)) == "(N^3 + 1073741824)/(3·N^2 + 3145728)"
+
+
+def test_no_fraction_is_negated_top_and_bottom():
+    # s·d / (2·(d − s)): cancelling gives −d·s/(2s − 2d); negated top and bottom it reads d·s/(2d − 2s)
+    text = expr_text(s * d / (2 * (d - s)))
+    assert not text.startswith("-") and text in ("d·s/(2·d - 2·s)", "d·s/(-2·s + 2·d)")
+    # (−d)/(−B − 1) = d/(B + 1)
+    assert expr_text(-d / (-B - 1)) == "d/(B + 1)"
+
+
+def test_a_quotient_with_a_symbolic_power_is_not_rewritten():
+    # cancelling would turn (3/4)^B into 3^B/4^B: left as written
+    text = expr_text(B / (1 - Rational(3, 4) ** B))
+    assert "(3/4)^B" in text and "4^B" not in text.replace("(3/4)^B", "")
+
+
+def test_infinity_booleans_and_conditions_are_words_and_symbols():
+    assert expr_text(oo) == "∞" and expr_text(-oo) == "-∞"
+    assert human(oo, SECOND) == "∞"
+    # ≤ and ≥ for <= and >=, `and` for &, never True/False
+    assert expr_text(B <= 4) == "B ≤ 4" and expr_text(B >= 4) == "B ≥ 4"
+    assert expr_text(sympy.And(B <= 4, B > 1)) == "B ≤ 4 and B > 1"
+    assert expr_text(sympy.Or(B < 1, B > 4)) in ("B < 1 or B > 4", "B > 4 or B < 1")  # sympy's order
+    assert expr_text(sympy.true) == "always" and expr_text(sympy.false) == "never"
+    # a piecewise reads `(B if B < 3; otherwise 2·B)`
+    assert expr_text(sympy.Piecewise((B, B < 3), (2 * B, True))) == "(B if B < 3; otherwise 2·B)"
+    # ceiling is the language's ceil
+    assert expr_text(sympy.ceiling(M / 256)) == "ceil(M/256)"
+
+
+def test_a_symbolic_sum_with_a_unit_is_parenthesised():
+    # (B/48828125 + 16384/244140625) s, not `B/48828125 + 16384/244140625 s` (the unit binds to the sum)
+    assert human(B / 48828125 + Rational(16384, 244140625), SECOND) == "(B/48828125 + 16384/244140625) s"
+    assert human(2 * N ** 2, BYTE) == "2·N^2 B"
+
+
+def test_an_irrational_value_shows_its_closed_form_beside_the_decimal():
+    # 2^(33/125) = e^(0.264·ln 2) = e^0.18299 ≈ 1.20080, × 2048 ≈ 2459.2
+    assert exact_or_approx(2048 * Integer(2) ** Rational(33, 125)) == "2048·2^(33/125) ≈ 2459"
+    # sqrt(2) ≈ 1.41421
+    assert exact_or_approx(sympy.sqrt(2)) == "sqrt(2) ≈ 1.414"
+
+
+def test_a_value_known_only_approximately_is_never_written_equals_approx():
+    # 262144/1048577 ≈ 0.2499998 (its exact form is too long to show): `x ≈ 0.25`, not `x = ≈ 0.25`
+    assert exact_or_approx(Rational(262144, 1048577)) == "≈ 0.25"
+    assert no_empty_equals(f"I* = {exact_or_approx(Rational(262144, 1048577))} FLOP/B") == "I* ≈ 0.25 FLOP/B"
+
+
+def _cli(*argv):
+    from costlang.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+def test_the_run_report_prints_max_and_powers_readably():
+    # ex2: Z = X·Y with n free, bf16 on the chapter GPU: T_compute = 2n³/10^15, T_memory = 6n²/(2·10^12)
+    # = 3n²/10^12, T_kernel = max of the two (no launch)
+    text = _cli("run", "examples/roofline/exercises/ex2_gemm_1024.cost")
+    assert "max(3·n^2/1000000000000, n^3/500000000000000) s" in text
+    # the verdict's condition (`memory-bound when …`) is the verdict printer's: tests/test_no_raw_sympy.py
+    figures = "\n".join(line.split("-bound when")[0] for line in text.splitlines())
+    assert "Max(" not in figures and "**" not in figures
+
+
+def test_a_long_comparison_cell_moves_to_a_legend():
+    # llm_decode_batch with B free: T_kernel = max(7/100, 7·B/50000) (140 GB / 2 TB/s = 70 ms; 140e9·B
+    # FLOP / 1e15 FLOP/s = 7B/50000 s); under fp8 the weights take 70 GB, 35 ms: the speed-up
+    # max(7/100, 7·B/50000)/max(7/200, 7·B/50000) is 43 characters, longer than 40: a legend entry
+    text = _cli("compare", "examples/queries/llm_decode_batch.cost", "--scenario", "fp8: weights=fp8")
+    lines = text.splitlines()
+    speedup = next(line for line in lines if line.startswith("speed-up vs baseline"))
+    assert speedup.split()[-1] == "[1]"
+    assert "[1] max(7/100, 7·B/50000)/max(7/200, 7·B/50000)" in lines
+    assert max(len(line) for line in lines if not line.startswith("bound")) < 120
