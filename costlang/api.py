@@ -23,7 +23,6 @@ import networkx as nx
 import sympy
 
 from .analysis import roofline
-from .analysis.pipeline import analyze
 from .errors import CostSyntaxError, Source, Span
 from .frontend.loader import read_text
 from .frontend.parser import parse
@@ -101,6 +100,7 @@ class Model:
             from .analysis.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
+        from .analysis.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
         return Analysis.of(analyze(program, fusion=fusion, hardware=hardware))
 
     def __repr__(self) -> str:
