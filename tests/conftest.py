@@ -1,4 +1,5 @@
 """Shared test helpers: paths of the example and stdlib files, and a loader by relative path."""
+import os
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,20 @@ def query(analysis, name):
 # with COSTLANG_SLOW=1, and `-m slow` runs only them. Fuzzing has its own scale (COSTLANG_FUZZ).
 
 def pytest_collection_modifyitems(config, items):
-    import os
     if os.environ.get("COSTLANG_SLOW") == "1" or config.getoption("markexpr"):
         return
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+# --- parallel runs --------------------------------------------------------------------------------
+# pyproject's addopts say `-n auto` (pytest-xdist): the whole suite (`python -m pytest`, no paths)
+# runs with one worker per CPU; a run of named files or tests stays in one process, where workers
+# would cost more start-up than they save. `-n N` on the command line overrides both.
+
+def pytest_xdist_auto_num_workers(config):
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

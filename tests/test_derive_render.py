@@ -5,6 +5,7 @@ the check runs. When Node or npm is missing, or the install fails, this test fai
 skipped): a broken formula must never pass unseen.
 All fragments go to one node process.
 """
+import fcntl
 import json
 import re
 import shutil
@@ -31,14 +32,21 @@ def fragments(text: str, pattern) -> list[dict]:
 def render_all(frags: list[dict]) -> list:
     node, npm = shutil.which("node"), shutil.which("npm")
     assert node and npm, "Node.js (v18+) and npm are needed for the KaTeX check"
-    if not (NODE_DIR / "node_modules" / "katex").is_dir():
-        install = subprocess.run([npm, "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund"],
-                                 capture_output=True, text=True)
-        assert install.returncode == 0, f"`npm ci --prefix tests/node` failed:\n{install.stderr}"
+    _install_katex(npm)
     r = subprocess.run([node, str(NODE_DIR / "katex_check.js")], input=json.dumps(frags),
                        capture_output=True, text=True, cwd=NODE_DIR)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
+
+
+def _install_katex(npm: str) -> None:
+    """`npm ci` once; parallel test workers (pytest-xdist) wait on a lock for the one installing."""
+    with open(NODE_DIR / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (NODE_DIR / "node_modules" / "katex").is_dir():
+            install = subprocess.run([npm, "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund"],
+                                     capture_output=True, text=True)
+            assert install.returncode == 0, f"`npm ci --prefix tests/node` failed:\n{install.stderr}"
 
 
 def test_fragment_extraction():
