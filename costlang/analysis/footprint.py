@@ -7,7 +7,8 @@ kernel that writes them to memory to the last kernel that reads them (inputs fro
 program outputs to the end); the footprint adds the peak of the live bytes over the schedule.
 A repeated body appears once in the schedule, so its activations count once, not × L: its
 iterations run one after another and each frees what the last one needed. Linear in the
-number of kernels (one sweep with births and deaths).
+number of kernels (one sweep with births and deaths). With every size bound, the peak is found
+among the exact values of the steps, without a symbolic Max.
 """
 from __future__ import annotations
 
@@ -61,8 +62,12 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
     # so it cannot be the peak; the Max of the rest is remembered (scenarios share the schedule).
     born_at = set(birth.values())
     peaks = [step for i, step in enumerate(steps) if i == 0 or i in born_at]
-    live = smax(*dict.fromkeys(peaks)) if steps else sympy.Integer(0)
-    peak_index = _peak_index(steps, live, bindings)
+    bound = _bound_peak(steps, bindings)
+    if bound is not None:  # every size bound: the exact peak directly, no symbolic Max
+        live, peak_index = bound
+    else:
+        live = smax(*dict.fromkeys(peaks)) if steps else sympy.Integer(0)
+        peak_index = _peak_index(steps, live, bindings)
     at_peak = ()
     if peak_index is not None:
         at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes)
@@ -89,6 +94,16 @@ def _live_per_step(program, birth, death, n) -> list:
         steps.append(running)
         running = running - sympy.Add(*dead.get(i, []))
     return steps
+
+
+def _bound_peak(steps, bindings) -> Optional[tuple]:
+    """(the largest step's exact value, its first index) when the bindings make every step an
+    exact number; None otherwise. The same value as the symbolic Max, bound."""
+    values = [step.xreplace(bindings) for step in steps]
+    if not values or not all(v.is_Rational for v in values):
+        return None
+    peak = max(values)
+    return peak, values.index(peak)
 
 
 def _peak_index(steps, live, bindings) -> Optional[int]:

@@ -17,6 +17,7 @@ import sympy
 from ..errors import SemanticError
 from ..ir.program import Efficiency, Hardware, Program
 from ..passes.costs import KernelCost
+from .memo import dominates
 
 __all__ = ["LevelTime", "level_times", "binding_level", "factor", "check_kernel_factors"]
 
@@ -67,12 +68,13 @@ def level_times(program: Program, hw: Hardware, ops, cost: KernelCost) -> tuple[
 
 def binding_level(levels: tuple[LevelTime, ...], main: str, bindings) -> LevelTime:
     """The level with the largest T_memory at the bound values (the farther one on a tie); when
-    free symbols leave the order open, the main level (HBM)."""
+    free symbols leave the order open, the main level (HBM). A difference that is evidently
+    negative (`memo.dominates`) needs no `simplify`."""
     best = next(lt for lt in levels if lt.level == main)
     for lt in levels:
         diff = (lt.t_memory - best.t_memory).xreplace(bindings)
         if diff.is_positive:
             best = lt
-        elif not diff.is_number and not sympy.simplify(diff).is_nonpositive:
+        elif not diff.is_number and not dominates(0, diff) and not sympy.simplify(diff).is_nonpositive:
             return next(lt for lt in levels if lt.level == main)
     return best

@@ -4,12 +4,18 @@
 of an analysis's time; a transformer's layers give the same few pairs again and again. `smax` and
 `smin` return the same objects as `sympy.Max`/`sympy.Min`, remembered per argument tuple (the
 arguments are immutable sympy expressions, so sharing results is safe). The tables are bounded.
+
+Before sympy compares the arguments pairwise (with its assumptions, slowly), a cheap test drops
+those another argument dominates term by term: with positive symbols, a - b ≥ 0 when its expanded
+terms are positive monomials with non-negative coefficients (`dominates`). sympy would drop the
+same arguments (it proves such sums non-negative too), so the result is the same object; it just
+has fewer pairs to compare (a footprint's Max over 22 schedule steps keeps 6).
 """
 from __future__ import annotations
 
 import sympy
 
-__all__ = ["smax", "smin", "clear"]
+__all__ = ["smax", "smin", "dominates", "clear"]
 
 _LIMIT = 8192
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
@@ -21,8 +27,37 @@ def _memo(kind, args):
     if result is None:
         if len(table) >= _LIMIT:
             table.clear()
-        result = table[args] = kind(*args)
+        result = table[args] = kind(*_undominated(args, kind is sympy.Max))
     return result
+
+
+def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Whether a > b is evident: a - b, expanded, is a sum of positive terms (positive monomials
+    times positive coefficients). False means "not shown", not "no".
+
+    >>> B, S = sympy.symbols("B S", positive=True)
+    >>> dominates(4*B*S + 2*S, 2*B*S + 2*S), dominates(B, S), dominates(B, B)
+    (True, False, False)
+    """
+    diff = sympy.expand(a - b)
+    if diff == 0:
+        return False
+    for term, coeff in diff.as_coefficients_dict().items():
+        if not (coeff.is_Rational and coeff > 0 and (term == 1 or term.is_positive is True)):
+            return False
+    return True
+
+
+def _undominated(args: tuple, largest: bool) -> tuple:
+    """The arguments, less those another one strictly dominates (for Max; for Min, strictly exceeds)."""
+    if len(args) < 2 or not all(isinstance(a, sympy.Expr) for a in args):
+        return args
+    numbers = [a for a in args if a.is_Rational]
+    if len(numbers) == len(args):  # all exact numbers: sympy compares them directly
+        return args
+    keep = [a for a in args
+            if not any(b is not a and (dominates(b, a) if largest else dominates(a, b)) for b in args)]
+    return tuple(keep) if keep else args
 
 
 def smax(*args) -> sympy.Expr:

@@ -7,6 +7,7 @@ values print through `expr_text`: sympy's `StrPrinter` subclassed for readers (`
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -171,6 +172,11 @@ def _trim(text: str) -> str:
 
 
 def _float(e) -> float:
+    if isinstance(e, sympy.Rational):  # int / int is correctly rounded, and much faster than N()
+        try:
+            return e.p / e.q
+        except OverflowError:
+            return math.copysign(math.inf, e.p)
     return float(sympy.N(e, 20)) if isinstance(e, sympy.Basic) else float(e)
 
 
@@ -218,6 +224,28 @@ def json_number(e):
     return str(e)
 
 
+def _remembered(fn):
+    """`fn` once per distinct arguments (a model's kernels repeat the same few expressions, and
+    printing a sympy expression is slow); bounded, and the results are immutable strings."""
+    table: dict = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        key = tuple((type(a), a) for a in args)  # 1 and Integer(1) are equal but print apart
+        try:
+            return table[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable argument
+            return fn(*args)
+        if len(table) >= 4096:
+            table.clear()
+        result = table[key] = fn(*args)
+        return result
+    return wrapper
+
+
+@_remembered
 def human(e, unit: Unit) -> str:
     """A value with its unit, SI-prefixed when the unit allows it.
 
@@ -251,6 +279,7 @@ def _prefixed(x: float, table, base: str) -> str:
     return f"{sig(x / 10.0 ** power)} {prefix}{base}"
 
 
+@_remembered
 def exact_or_approx(e) -> str:
     """Integers and short fractions exactly (with ≈ decimal for fractions), others to 4 digits
     (`≈ 0.25`: the caller writes `x ≈ 0.25`, never `x = ≈ 0.25`; see `no_empty_equals`).
@@ -292,6 +321,7 @@ def plain(e) -> str:
     return sig(_float(e)) if is_bound(e) and e != sympy.oo else expr_text(e)
 
 
+@_remembered
 def percent(e) -> str:
     if not is_bound(e):
         return f"100·({expr_text(e)}) %"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
@@ -52,13 +53,20 @@ def golden_files(root: Path) -> Iterator[tuple[Path, Path, str, str]]:
 
 def render(source: Path, fmt: str, lang: str) -> str:
     """The derivation, with the before/after-fusion section when fusion changed the kernels."""
+    from ..derive_cli import render_derivation
+    info = source.stat()
+    analysis, extras = _analysed(str(source), info.st_mtime_ns, info.st_size)
+    return render_derivation(analysis, fmt, lang, extras=extras)
+
+
+@lru_cache(maxsize=4)
+def _analysed(path: str, mtime_ns: int, size: int) -> tuple:
+    """A source's analysis and fusion comparison, once for its four variants (while unchanged)."""
     from .. import load
     from ..analysis.compare import compare_fusion
-    from ..derive_cli import render_derivation
-    analysis = load(source).analyze()
+    analysis = load(Path(path)).analyze()
     comparison = compare_fusion(analysis)
-    extras = (comparison,) if comparison.kernels_before != comparison.kernels_after else ()
-    return render_derivation(analysis, fmt, lang, extras=extras)
+    return analysis, (comparison,) if comparison.kernels_before != comparison.kernels_after else ()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
