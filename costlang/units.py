@@ -6,12 +6,13 @@ Rational) and a `Unit`, the exponent vector over FLOP, B and s. Decimal prefixes
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import sympy
 
 __all__ = ["Unit", "DIMENSIONLESS", "FLOP", "BYTE", "SECOND", "FLOP_PER_S", "BYTE_PER_S",
-           "INTENSITY", "parse_unit"]
+           "INTENSITY", "parse_unit", "is_unit"]
 
 _DECIMAL = {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -20,10 +21,16 @@ _TIME = {"s": 0, "ms": -3, "us": -6, "µs": -6, "ns": -9}
 
 @dataclass(frozen=True)
 class Unit:
-    """A product FLOP**flop · B**byte · s**second with integer exponents."""
+    """A product FLOP**flop · B**byte · s**second with integer exponents.
+
+    `label` is the unit a query names (`query ... in tokens/s`), printed instead of the exponents;
+    it only labels a result, so arithmetic on units drops it: `str(Unit(second=-1, label="tokens/s"))`
+    is `tokens/s`.
+    """
     flop: int = 0
     byte: int = 0
     second: int = 0
+    label: str = ""
 
     def __mul__(self, other: "Unit") -> "Unit":
         return Unit(self.flop + other.flop, self.byte + other.byte, self.second + other.second)
@@ -35,10 +42,17 @@ class Unit:
         return Unit(self.flop * n, self.byte * n, self.second * n)
 
     @property
+    def dimensions(self) -> "Unit":
+        """The unit without its label."""
+        return Unit(self.flop, self.byte, self.second)
+
+    @property
     def dimensionless(self) -> bool:
         return self == DIMENSIONLESS
 
     def __str__(self) -> str:
+        if self.label:
+            return self.label
         up = [_power(n, e) for n, e in (("FLOP", self.flop), ("B", self.byte), ("s", self.second)) if e > 0]
         down = [_power(n, -e) for n, e in (("FLOP", self.flop), ("B", self.byte), ("s", self.second)) if e < 0]
         if not up and not down:
@@ -58,6 +72,18 @@ SECOND = Unit(second=1)
 FLOP_PER_S = FLOP / SECOND
 BYTE_PER_S = BYTE / SECOND
 INTENSITY = FLOP / BYTE
+
+
+_UNIT_TEXT = re.compile(r"(?:[KMGTPE]i|[kMGTPE])?(?:FLOP|B)(?:/s)?|(?:m|u|µ|n)?s")  # the grammar's UNIT
+
+
+def is_unit(text: str) -> bool:
+    """Whether `text` is a unit literal (`s`, `GB`, `TB/s`), as the grammar's UNIT terminal reads it.
+
+    >>> is_unit("ms"), is_unit("GiB"), is_unit("tokens")
+    (True, True, False)
+    """
+    return _UNIT_TEXT.fullmatch(text) is not None
 
 
 def parse_unit(text: str) -> tuple[sympy.Rational, Unit]:

@@ -105,4 +105,65 @@ def test_a_long_comparison_cell_moves_to_a_legend():
     speedup = next(line for line in lines if line.startswith("speed-up vs baseline"))
     assert speedup.split()[-1] == "[1]"
     assert "[1] max(7/100, 7·B/50000)/max(7/200, 7·B/50000)" in lines
-    assert max(len(line) for line in lines if not line.startswith("bound")) < 120
+    # every cell but the verdicts' is at most 40 characters: a row is at most the label column
+    # ("tokens/s while memory-bound, B·BW/(P·b)", 39) + 2 columns × (2 + 40) = 123 characters
+    assert max(len(line) for line in lines if not line.startswith("bound")) <= 39 + 2 * 42
+
+
+# --- a query names its unit (`in tokens/s`) ------------------------------------------------------
+
+_DECODE = """hardware chapter_80gb : chapter_gpu { memory HBM { capacity = 80 GB } }
+use hardware chapter_80gb
+param P = 70e9
+dim B = 64
+weight W: fp16[P]
+step = custom(W) { flops = 2 * P * B; math = fp16 }
+"""
+
+
+def _run_text(tmp_path, body, *extra):
+    path = tmp_path / "q.cost"
+    path.write_text(_DECODE + body)
+    from costlang.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["run", str(path), *extra])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_a_query_prints_in_the_unit_it_names(tmp_path):
+    # step reads 70e9 fp16 = 140 GB at 2 TB/s: 70 ms; 2·70e9·64 FLOP at 1e15 FLOP/s = 8.96 ms: memory-bound,
+    # T = 7/100 s. 64 / (7/100) = 6400/7 ≈ 914.3 tokens/s; per ms: 6400/7/1000 = 32/35 ≈ 0.9143
+    rc, out, _ = _run_text(tmp_path, 'query "rate" = B / t_kernel(step) in tokens/s\n'
+                                     'query "per ms" = B / t_kernel(step) in tokens/ms\n'
+                                     'query "batch" = B in sequences\n'
+                                     'query "bare" = B / t_kernel(step)\n')
+    assert rc == 0
+    assert "  rate = 6400/7 ≈ 914.3 tokens/s" in out
+    assert "  per ms = 32/35 ≈ 0.9143 tokens/ms" in out
+    assert "  batch = 64 sequences" in out
+    assert "  bare = 6400/7 ≈ 914.3 1/s" in out   # no unit named: the dimensions
+
+
+def test_a_query_unit_that_does_not_match_is_an_error(tmp_path):
+    # B is a pure number; tokens/s is a count per second
+    rc, _, err = _run_text(tmp_path, "query x = B in tokens/s\n")
+    assert rc == 2 and "'B' is a pure number, but tokens/s is a count per s" in err and "^^^^^^^^" in err
+    rc, _, err = _run_text(tmp_path, "query x = B / t_kernel(step) in tokens/parsec\n")
+    assert rc == 2 and "'parsec' is not a unit" in err
+
+
+def test_the_json_report_carries_the_named_unit(tmp_path):
+    import json
+    rc, out, _ = _run_text(tmp_path, 'query "rate" = B / t_kernel(step) in tokens/s\n', "--json")
+    assert rc == 0
+    assert [q["unit"] for q in json.loads(out)["queries"]] == ["tokens/s"]
+
+
+def test_a_sweep_cell_carries_the_query_unit():
+    # llm_decode_batch, fp16: at B = 1 the step is memory-bound, 140 GB / 2 TB/s = 70 ms: 1/0.07 = 14.29
+    # tokens/s; the same in tokens/ms (an expression naming its unit on the command line): 0.01429
+    text = _cli("sweep", "examples/queries/llm_decode_batch.cost", "--over", "B=1,2", "--show", "tokens/s",
+                "--show", "B / t_kernel(step) in tokens/ms")
+    row = text.splitlines()[2].split()
+    assert row == ["1", "14.29", "tokens/s", "0.01429", "tokens/ms"]

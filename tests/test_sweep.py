@@ -82,7 +82,7 @@ def test_table_cells_carry_their_units(capsys):
     # int4 decode at B = 1: tokens/s = BW/(P·b) = 2e12/(7e10·0.5) = 400/7 ≈ 57.14 per second
     path = str(EXAMPLES / "queries" / "llm_decode_batch.cost")
     assert main(["sweep", path, "--over", "B=1..1", "--show", "tokens/s", "--set", "weights=int4"]) == 0
-    assert capsys.readouterr().out.splitlines()[2].split() == ["1", "57.14", "1/s"]
+    assert capsys.readouterr().out.splitlines()[2].split() == ["1", "57.14", "tokens/s"]  # the query names its unit
 
 
 def test_sweep_over_an_explicit_list_of_points():

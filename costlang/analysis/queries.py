@@ -15,7 +15,7 @@ from ..errors import CostlangError, CostNameError, SemanticError, Span, did_you_
 from ..frontend import ast
 from ..frontend.expr import evaluate
 from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
+from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
 from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
 from .roofline import analyze_roofline
 from .verdict import Verdict
@@ -59,8 +59,28 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
         else:
             value = evaluate(q.value, scope)
             _check_finite(analysis.value(value.expr), q.value)
-            out.append(QueryResult(q.name, value, q.span))
+            out.append(QueryResult(q.name, stated_unit(q, value), q.span))
     return tuple(out)
+
+
+def stated_unit(q: ast.Query, value: Value) -> Value:
+    """The query's value in the unit it names (`in tokens/s`): its dimensions must be those of
+    1/unit (1/s for tokens/s; none for `in tokens`); a scaled unit rescales it (tokens/ms: ÷ 1000)."""
+    if q.unit is None:
+        return value
+    count, per = q.unit
+    if per is not None and not is_unit(per):
+        raise SemanticError(f"'{per}' is not a unit: a query's unit is a count per a unit, as in "
+                            "`in tokens/s`", q.unit_span, "write s, ms, B, GB, FLOP, ... after the /")
+    scale, per_unit = parse_unit(per) if per is not None else (sympy.Integer(1), DIMENSIONLESS)
+    expected = DIMENSIONLESS / per_unit
+    stated = f"{count}/{per}" if per is not None else count
+    if value.unit.dimensions != expected:
+        has = "a pure number" if value.unit.dimensions.dimensionless else f"in {value.unit}"
+        means = f"a count per {per}" if per is not None else "a pure count"
+        raise SemanticError(f"'{q.value.span.text}' is {has}, but {stated} is {means}", q.unit_span,
+                            f"leave `in {stated}` out, or name a unit that matches")
+    return Value(value.expr * scale, Unit(expected.flop, expected.byte, expected.second, stated))
 
 
 def _check_finite(bound, node: ast.Expr) -> None:

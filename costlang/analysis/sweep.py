@@ -21,7 +21,7 @@ from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import Unit
-from .queries import analyze_with_queries, evaluate_in
+from .queries import analyze_with_queries, evaluate_in, stated_unit
 from ..frontend.variants import evaluate_setting, for_analysis, unbind
 
 __all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
@@ -139,16 +139,16 @@ def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
     raise SweepError(f"unknown sweep spacing {mode!r}", span, "use pow2, lin[:N] or log[:N]")
 
 
-def _shown(analysis, text: str) -> ast.Expr:
-    """A query of the file by name, or a costlang expression."""
+def _shown(analysis, text: str) -> ast.Query:
+    """A query of the file by name, or a costlang expression (which may name its unit: `... in tokens/s`)."""
     from ..frontend.parser import parse
     for q in analysis.program.queries:
         if q.name == text:
-            return q.value
+            return q
     module = parse(f"query {text}", "--show")
     if len(module.statements) != 1 or not isinstance(module.statements[0], ast.Query):
         raise SweepError(f"--show takes a query name or one expression, not {text!r}", arg_span("--show", text))
-    return module.statements[0].value
+    return module.statements[0]
 
 
 # sympy function → its element-wise numpy counterpart (n-ary ones are folded)
@@ -222,12 +222,13 @@ def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
     return e
 
 
-def _expression(an, expr: ast.Expr, text: str, syms) -> Value:
+def _expression(an, query: ast.Query, text: str, syms) -> Value:
     """The shown quantity as an exact expression in the swept symbols, with its unit."""
+    expr = query.value
     if isinstance(expr, ast.Call) and expr.func == "bound":
         raise SweepError(f"{text!r} is a verdict; a sweep marks where kernels change bound by itself",
                          expr.span)
-    value = evaluate_in(an, expr)
+    value = stated_unit(query, evaluate_in(an, expr))
     return Value(_closed(an, value.expr, syms), value.unit)
 
 

@@ -299,6 +299,9 @@ class Query:
     name: str
     value: Expr
     span: Span
+    #: `in tokens/s`: the count word and the unit it is per (None when not stated), and their span
+    unit: Optional[tuple[str, Optional[str]]] = None
+    unit_span: Optional[Span] = None
 
 
 @dataclass(frozen=True)

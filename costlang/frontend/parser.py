@@ -333,12 +333,16 @@ class _ToAst(Transformer):
         return ast.Let(self._plain(c[0]), c[1], self._span(meta))
 
     def query_stmt(self, meta, c):
-        label, value = c
+        label, value, unit = c
         if label is None:
             label = value.span.text if value.span.line == value.span.end_line else "query"
         elif label.type == "STRING":
             label = str(label)[1:-1]
-        return ast.Query(str(label), value, self._span(meta))
+        return ast.Query(str(label), value, self._span(meta), *(unit or (None, None)))
+
+    def query_unit(self, meta, c):
+        count, per = c
+        return (str(count), None if per is None else str(per)), self._span(meta)
 
     def measure_stmt(self, meta, c):
         return ast.Measure(ast.Name(str(c[0]), self._tspan(c[0])), c[1], self._span(meta))

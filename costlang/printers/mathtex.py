@@ -95,6 +95,8 @@ def unit_tex(unit: Unit) -> str:
     """`\\mathrm{FLOP/B}`, `\\mathrm{s}^{-1}`, or '' for a pure number."""
     if unit == DIMENSIONLESS:
         return ""
+    if unit.label:  # a query's own unit (`in tokens/s`)
+        return r"\mathrm{" + _escape(unit.label) + "}"
     text = str(unit)
     if text.startswith("1/"):
         return r"\mathrm{" + text[2:] + "}^{-1}"
