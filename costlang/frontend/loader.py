@@ -5,7 +5,8 @@ module. Only regular files of at most `MAX_FILE_BYTES` are read (a FIFO, a devic
 is refused without waiting on it: the file is opened non-blocking and checked before any read);
 undecodable bytes are reported at their line and column. An error about the main file itself
 points at its line 1, column 1. Parsed modules are kept while their file is unchanged (same size and
-modification time), so the prelude is not parsed again for every file.
+modification time), so the prelude is not parsed again for every file; the stdlib's modules ship
+parsed (`frontend.shipped`), so no process parses them while they are unchanged.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Optional
 from ..errors import CostImportError, CostSyntaxError, Source, Span
 from . import ast
 from .parser import parse
+from .shipped import shipped_module
 
 __all__ = ["read_text", "read_module", "MAX_FILE_BYTES"]
 
@@ -82,7 +84,8 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
         key = None  # read_text reports the problem
     if key in _PARSED:
         return _PARSED[key]
-    module = parse(read_text(path, span, name), name, budgeted=not _in_stdlib(path))
+    text, stdlib = read_text(path, span, name), _in_stdlib(path)
+    module = (stdlib and shipped_module(path, text, name)) or parse(text, name, budgeted=not stdlib)
     if key is not None:
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.pop(next(iter(_PARSED)))
