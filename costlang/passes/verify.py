@@ -67,6 +67,7 @@ def _check_acyclic(G, kernels) -> None:
 
 
 def _check_mode(G, program, kernels, mode: str) -> None:
+    order = {n: i for i, n in enumerate(nx.topological_sort(G))}
     chains = {}
     if mode == "flash":
         chains = {op: chain for chain in attention_chains(G, program) for op in chain}
@@ -83,10 +84,25 @@ def _check_mode(G, program, kernels, mode: str) -> None:
               "flash": len(anchors) <= 1 and all(x in _ANCHORS for x in anchors)}.get(mode, False)
         if not ok:
             raise PartitionError(f"kernel {k.name!r} mixes {kinds}, which fusion mode {mode!r} forbids")
-        fed = [n for n in k.ops if G.nodes[n]["op"].kind != "elementwise"
-               and any(p in k.ops for p in nx.ancestors(G, n))]
+        fed = [n for n in k.ops if G.nodes[n]["op"].kind != "elementwise" and _fed_from(G, order, n, k.ops)]
         if fed:
             raise PartitionError(f"kernel {k.name!r} computes inputs of its anchor {fed[0]!r} (a prologue)")
+
+
+def _fed_from(G, order: dict, n: str, ops) -> bool:
+    """Whether one of `ops` is an ancestor of n. The backward search stops at nodes earlier in the
+    topological order than the earliest of `ops` (no path from them can start at one of `ops`), so
+    it visits the window between them and n, not all of n's ancestors."""
+    members, first = set(ops) - {n}, min(order[o] for o in ops)
+    seen, stack = {n}, [n]
+    while stack:
+        for p in G.predecessors(stack.pop()):
+            if p in members:
+                return True
+            if p not in seen and order[p] > first:
+                seen.add(p)
+                stack.append(p)
+    return False
 
 
 def _check_flash_kernel(G, k, chains) -> None:
