@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     whatif = add_whatif_parsers(sub)  # compare, sweep
     from .cli_info import add_parsers as add_info_parsers
     info = add_info_parsers(sub)  # ops, completion, editor
+    for s in (run, *whatif, notes[0]):
+        s.add_argument("--units", choices=("decimal", "binary"), default="decimal",
+                       help="bytes in kB/MB/GB (decimal, the default) or KiB/MiB/GiB (binary)")
+        s.add_argument("--exact", action="store_true",
+                       help="exact integers in full (137438953472 FLOP) and fractions exactly")
     for s in (run, check, *notes, *whatif, *info, *hardware):
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
@@ -72,7 +77,9 @@ def _seconds(text: str) -> float:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        with limit(getattr(args, "time_budget", DEFAULT_SECONDS)):
+        from .printers.numbers import number_style
+        with limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
+                number_style(binary=getattr(args, "units", "decimal") == "binary", exact=getattr(args, "exact", False)):
             out = COMMANDS[args.command](args)
     except CostlangError as e:
         if args.debug:

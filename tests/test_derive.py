@@ -65,10 +65,10 @@ def test_example_c_and_exercise_3_decode():
     text = md("roofline/llm_decode_70b.cost")
     assert "1.4 \\times 10^{11}\\,\\mathrm{B} = 140\\,\\mathrm{GB}" in text
     assert "&= 0.07\\,\\mathrm{s} = 70\\,\\mathrm{ms}" in text
-    assert "\\frac{100}{7}\\,\\mathrm{s}^{-1} \\approx 14.3\\,\\mathrm{s}^{-1}" in text
+    assert "\\frac{100}{7}\\,\\mathrm{tokens/s} \\approx 14.3\\,\\mathrm{tokens/s}" in text
     ex3 = md("roofline/exercises/ex3_decode_130b_int4.cost")
     assert "- read `W4` (weight, `int4`): $P \\cdot 0.5 = 6.5 \\times 10^{10}\\,\\mathrm{B} = 65\\,\\mathrm{GB}$" in ex3
-    assert "\\frac{600}{13}\\,\\mathrm{s}^{-1} \\approx 46.2\\,\\mathrm{s}^{-1}" in ex3
+    assert "\\frac{600}{13}\\,\\mathrm{tokens/s} \\approx 46.2\\,\\mathrm{tokens/s}" in ex3
 
 
 def test_effective_bandwidth_measurement():

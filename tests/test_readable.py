@@ -167,3 +167,33 @@ def test_a_sweep_cell_carries_the_query_unit():
                 "--show", "B / t_kernel(step) in tokens/ms")
     row = text.splitlines()[2].split()
     assert row == ["1", "14.29", "tokens/s", "0.01429", "tokens/ms"]
+
+
+# --- --units binary and --exact ------------------------------------------------------------------
+
+def test_binary_units_print_bytes_in_powers_of_two():
+    from costlang.printers.numbers import number_style
+    from costlang.units import BYTE_PER_S
+    with number_style(binary=True):
+        # 80e9 B / 2^30 = 74.5058 GiB; 2e12 B/s / 2^40 = 1.81899 TiB/s; 1024 B = 1 KiB exactly; 1000 B < 1 KiB
+        assert human(Integer(80 * 10 ** 9), BYTE) == "74.51 GiB"
+        assert human(Integer(2 * 10 ** 12), BYTE_PER_S) == "1.819 TiB/s"
+        assert human(Integer(1024), BYTE) == "1 KiB" and human(Integer(1000), BYTE) == "1000 B"
+    assert human(Integer(80 * 10 ** 9), BYTE) == "80 GB"   # the style ends with the block
+
+
+def test_run_units_binary_and_exact_on_the_4096_gemm():
+    # C = A·B, fp16, 4096³: bytes 3·4096²·2 = 100663296 = 96·2^20 B = 96 MiB; FLOPs 2·4096³ = 137438953472;
+    # T_compute = 137438953472 / 10^15 s = 4194304/30517578125 s (both ÷ 2^15) ≈ 137.4 µs
+    binary = _cli("run", "examples/roofline/gemm_4096.cost", "--units", "binary")
+    assert "  C     matmul  137.4 GFLOP  96 MiB" in binary and "binary byte units (1 GiB = 2^30 B" in binary
+    exact = _cli("run", "examples/roofline/gemm_4096.cost", "--exact")
+    assert "137438953472 FLOP  100663296 B" in exact and "4194304/30517578125 s ≈ 137.4 µs" in exact
+    # the same flags on compare, sweep and derive
+    assert "96 MiB" in _cli("compare", "examples/roofline/gemm_4096.cost", "--units", "binary")
+    assert "137438953472 FLOP" in _cli("compare", "examples/roofline/gemm_4096.cost", "--exact")
+    assert r"96\,\mathrm{MiB}" in _cli("derive", "examples/roofline/gemm_4096.cost", "--units", "binary")
+    sweep = _cli("sweep", "examples/queries/decode_crossing.cost", "--over", "B=1,2", "--show", "bytes()",
+                 "--units", "binary")
+    # decode_crossing at B = 1: bytes = 2·8192·(2 + 8192) = 134250496 B = 128.03 MiB
+    assert "128 MiB" in sweep

@@ -59,6 +59,7 @@ FUNCTION_TEX = {
 _UNIT_NAMES = {FLOP: "FLOP", BYTE: "B", SECOND: "s", FLOP_PER_S: "FLOP/s", BYTE_PER_S: "B/s"}
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _TIME = [(0, ""), (-3, "m"), (-6, r"\mu "), (-9, "n"), (-12, "p")]
+_BINARY = [(40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"), (0, "")]
 # symbols that text mode lacks in pdfLaTeX and KaTeX's strict mode: written as inline math
 _TEXT_SYMBOLS = {"·": r"$\cdot$", "×": r"$\times$", "µ": r"$\mu$", "≈": r"$\approx$", "≤": r"$\le$",
                  "≥": r"$\ge$"}
@@ -134,8 +135,12 @@ def _scientific_tex(value, digits: int) -> str:
 
 def prefixed_tex(x: float, unit: Unit, digits: int = 3):
     """(`333\\,\\mathrm{GFLOP/s}`, exact?) with an SI prefix, or None when the unit takes none."""
+    from .numbers import current_style
+    radix = 10.0
     if unit == SECOND:
         table, base = _TIME, "s"
+    elif unit in (BYTE, BYTE_PER_S) and current_style().binary:  # `--units binary`: 2^30 B = 1 GiB
+        table, base, radix = _BINARY, _UNIT_NAMES[unit], 2.0
     elif unit in _UNIT_NAMES:
         table, base = _SI, _UNIT_NAMES[unit]
     else:
@@ -143,9 +148,9 @@ def prefixed_tex(x: float, unit: Unit, digits: int = 3):
     if x == 0:
         return None
     for power, prefix in table:
-        if abs(x) >= 10.0 ** power * (1 - 1e-12):
+        if abs(x) >= radix ** power * (1 - 1e-12):
             break
-    scaled = x / 10.0 ** power
+    scaled = x / radix ** power
     text = approx_text(scaled, digits)
     exact = text == approx_text(scaled, 12)
     if prefix.startswith("\\"):
@@ -192,7 +197,8 @@ class CostLatexPrinter(LatexPrinter):
             mantissa = str(m) if digits == 1 else f"{str(m)[0]}.{str(m)[1:]}"
             exp = k + digits - 1
             return sign + (rf"10^{{{exp}}}" if mantissa == "1" else rf"{mantissa} \times 10^{{{exp}}}")
-        if len(str(abs(n))) <= self._settings["exact_digits"]:
+        from .numbers import current_style
+        if len(str(abs(n))) <= self._settings["exact_digits"] or current_style().exact:  # `--exact`: in full
             return group_digits(str(n))
         return self._approx(expr)
 

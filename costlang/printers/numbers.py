@@ -7,8 +7,11 @@ values print through `expr_text`: sympy's `StrPrinter` subclassed for readers (`
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -19,7 +22,8 @@ from sympy.printing.str import StrPrinter
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
 
 __all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific",
-           "json_number", "expr_text", "tidy", "ReaderPrinter", "no_empty_equals"]
+           "json_number", "expr_text", "tidy", "ReaderPrinter", "no_empty_equals", "number_style", "NumberStyle",
+           "current_style", "units_convention"]
 
 _SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
@@ -224,6 +228,44 @@ def json_number(e):
     return str(e)
 
 
+@dataclass(frozen=True)
+class NumberStyle:
+    """How values print: `binary` bytes in KiB/MiB/GiB/TiB (and B/s as GiB/s); `exact` integers in
+    full (`137438953472 FLOP`, not `137.4 GFLOP`) and fractions exactly beside their decimal."""
+    binary: bool = False
+    exact: bool = False
+
+
+_STYLE: contextvars.ContextVar = contextvars.ContextVar("costlang_number_style", default=NumberStyle())
+_BINARY = [(40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"), (0, "")]
+
+
+def current_style() -> NumberStyle:
+    return _STYLE.get()
+
+
+@contextlib.contextmanager
+def number_style(binary: bool = False, exact: bool = False):
+    """Print values in this style inside the block (`costlang run --units binary --exact`).
+
+    >>> with number_style(binary=True):
+    ...     human(sympy.Integer(80 * 10 ** 9), BYTE)
+    '74.51 GiB'
+    """
+    token = _STYLE.set(NumberStyle(binary, exact))
+    try:
+        yield
+    finally:
+        _STYLE.reset(token)
+
+
+def units_convention() -> str:
+    """The report's sentence on byte units, in the current style."""
+    if _STYLE.get().binary:
+        return "binary byte units (1 GiB = 2^30 B, 1 GiB/s = 2^30 B/s), SI for FLOP and s"
+    return "SI decimal units (1 TB/s = 10^12 B/s, 1 GB = 10^9 B)"
+
+
 def _remembered(fn):
     """`fn` once per distinct arguments (a model's kernels repeat the same few expressions, and
     printing a sympy expression is slow); bounded, and the results are immutable strings."""
@@ -231,7 +273,7 @@ def _remembered(fn):
 
     @functools.wraps(fn)
     def wrapper(*args):
-        key = tuple((type(a), a) for a in args)  # 1 and Integer(1) are equal but print apart
+        key = (_STYLE.get(), *((type(a), a) for a in args))  # 1 and Integer(1) are equal but print apart
         try:
             return table[key]
         except KeyError:
@@ -261,12 +303,36 @@ def human(e, unit: Unit) -> str:
         return "∞"
     if beyond_floats(e):
         return f"≈ {scientific(e)}" + ("" if unit == DIMENSIONLESS else f" {_PREFIXED.get(unit, unit)}")
+    style = _STYLE.get()
+    if style.exact and isinstance(e, sympy.Rational) and unit != DIMENSIONLESS:
+        return _exact_with_unit(e, unit)
     x = _float(e)
+    if style.binary and unit in (BYTE, BYTE_PER_S):
+        return _binary(x, _PREFIXED[unit])
     if unit in _PREFIXED:
         return _prefixed(x, _SI, _PREFIXED[unit])
     if unit == SECOND:
         return _prefixed(x, _TIME, "")
     return exact_or_approx(e) + ("" if unit == DIMENSIONLESS else f" {unit}")
+
+
+def _exact_with_unit(e, unit: Unit) -> str:
+    """`--exact`: an integer in full (`137438953472 FLOP`); a fraction exactly, its rounded,
+    prefixed value beside it (`4096/30517578125 s ≈ 134.2 ns`)."""
+    name = _PREFIXED.get(unit, unit)
+    if e.is_Integer:
+        return f"{e} {name}"
+    with number_style(binary=_STYLE.get().binary):
+        rounded = human(e, unit)
+    return f"{e.p}/{e.q} {name} ≈ {rounded}"
+
+
+def _binary(x: float, base: str) -> str:
+    """Bytes (or B/s) with a binary prefix: 2^30 B = 1 GiB."""
+    for power, prefix in _BINARY:
+        if abs(x) >= 2.0 ** power * (1 - 1e-12):
+            return f"{sig(x / 2.0 ** power)} {prefix}{base}"
+    return f"{sig(x)} {base}"
 
 
 def _prefixed(x: float, table, base: str) -> str:
@@ -302,8 +368,11 @@ def exact_or_approx(e) -> str:
         return "∞"
     if isinstance(e, sympy.Integer) and abs(e) < 10 ** 15:
         return str(e)
-    if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer) and e.q <= 10000 and abs(e.p) < 10 ** 7:
+    short = e.q <= 10000 and abs(e.p) < 10 ** 7 if isinstance(e, sympy.Rational) else False
+    if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer) and (short or _STYLE.get().exact):
         return f"{e.p}/{e.q} ≈ {sig(_float(e))}"
+    if isinstance(e, sympy.Integer) and _STYLE.get().exact:
+        return str(e)
     if beyond_floats(e):
         return f"≈ {scientific(e)}"
     text = sig(_float(e))

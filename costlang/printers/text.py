@@ -8,12 +8,12 @@ from ..analysis.verdict import Verdict
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
 from .memory_text import bound_text, hierarchy_text, memory_lines
-from .numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent
+from .numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent, units_convention
 
 __all__ = ["report", "ratio_text", "CONVENTIONS"]
 
 CONVENTIONS = (
-    "FMA = 2 FLOP (GEMM = 2·M·N·K); SI decimal units (1 TB/s = 10^12 B/s, 1 GB = 10^9 B); "
+    "FMA = 2 FLOP (GEMM = 2·M·N·K); {units}; "
     "bytes are algorithmic bytes at the {level} level: each kernel reads each input once and writes "
     "each output once, at its dtype's size; I* = peak FLOP/s of the dtype doing the math / bandwidth; "
     "T_kernel = launch + max(T_compute, T_memory) is a lower bound on the measured time; peaks are dense."
@@ -76,7 +76,8 @@ def report(a, comparison=None, instances: bool = False) -> str:
     from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
     lines += whatif_lines(a)
     from .system import conventions as comms_conventions
-    lines += ["", "conventions: " + CONVENTIONS.format(level=mem.name) + comms_conventions(a)]
+    conventions = CONVENTIONS.format(level=mem.name, units=units_convention())
+    lines += ["", "conventions: " + conventions + comms_conventions(a)]
     return "\n".join(no_empty_equals(line) for line in lines) + "\n"
 
 
