@@ -30,7 +30,10 @@ def query(analysis, name):
     """The bound value of the query called `name` (a sympy number, or a verdict's text)."""
     for q in analysis.queries:
         if q.name == name:
-            return str(q.value) if not hasattr(q.value, "expr") else analysis.value(q.value.expr)
+            if hasattr(q.value, "expr"):
+                return analysis.value(q.value.expr)
+            from costlang.printers.verdicts import verdict_words
+            return verdict_words(q.value)
     raise KeyError(name)
 
 

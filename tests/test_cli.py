@@ -31,7 +31,7 @@ def test_json_schema_and_exact_numbers(capsys):
     assert k["bytes_read"] == 2 * 4096 ** 2 * 2 and k["bytes_written"] == 4096 ** 2 * 2
     assert k["intensity"] == 4096 / 3
     assert k["critical_intensity"] == 500
-    assert k["bound"] == "compute-bound"
+    assert k["bound"] == {"bound": "compute-bound"}
     assert data["hardware"]["peaks"] == {"fp16": 10 ** 15}
     assert data["queries"][2] == {"name": "I", "value": 4096 / 3, "unit": "FLOP/B"}
 

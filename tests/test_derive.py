@@ -83,7 +83,7 @@ def test_effective_bandwidth_measurement():
 def test_free_symbol_verdict_is_solved():
     text = md("roofline/exercises/ex2_gemm_1024.cost")
     assert "&= \\frac{n}{3}\\,\\mathrm{FLOP/B}" in text
-    assert "The kernel is memory-bound when $n < 1500$, and compute-bound otherwise." in text
+    assert "The kernel is memory-bound when $n < 1500$, balanced at $n = 1500$, else compute-bound." in text
 
 
 def test_korean_uses_the_chapters_terms():

@@ -3,6 +3,7 @@ import pytest
 import sympy
 
 from costlang import CostlangError, load_string
+from costlang.printers.verdicts import verdict_words as words
 
 R = sympy.Rational
 HW = "use hardware chapter_gpu\n"
@@ -112,7 +113,11 @@ def test_free_symbol_verdict_and_launch_bound():
     b = analyze("dim B\ninput x: fp16[B, 4096]\nweight W: fp16[4096, 4096]\ny = matmul(x, W)")
     # I = 2·B·4096² / (2·(4096B + 4096² + 4096B)) = 4096B/(2B + 4096); = 500 when
     # 4096B = 1000B + 2048000, B = 2048000/3096 = 256000/387 ≈ 661.5.
-    assert str(only(b).bound) == "memory-bound when B < 256000/387, else compute-bound"
+    # B is a whole number: B < 661.5 is B ≤ 661 (the balanced point holds no whole B)
+    assert words(only(b).bound) == "memory-bound when B ≤ 661, else compute-bound"
+    v = only(b).bound
+    assert [r.bound.value for r in v.regimes] == ["memory-bound", "balanced", "compute-bound"]
+    assert v.regimes[1].interval.lower == v.regimes[1].interval.upper == R(256000, 387)
 
 
 def test_footprint_and_capacity():
@@ -179,7 +184,12 @@ def test_symbolic_verdict_names_the_launch_bound_regime():
     # relu on fp32[N] on h100 with a stated 5 µs launch (3.35 TB/s): T_memory = 8N / 3.35e12 exceeds
     # the launch overhead when N > 5e-6 · 3.35e12 / 8 = 2093750.
     a = load_string("hardware h : h100_sxm { launch = 5 us }\nuse hardware h\ndim N\ninput x: fp32[N]\ny = relu(x)\nquery bound(y)").analyze()
-    assert str(only(a).bound) == "launch-bound when N < 2093750, else memory-bound"
+    # at N = 2093750 launch = T_memory exactly: launch-bound needs the launch strictly larger, so
+    # that point is memory-bound (the interval is closed there)
+    assert words(only(a).bound) == "launch-bound when N < 2093750, else HBM-bound"
+    first, second = only(a).bound.regimes
+    assert (first.interval.upper, first.interval.upper_closed) == (2093750, False)
+    assert (second.interval.lower, second.interval.lower_closed, second.bound.value) == (2093750, True, "memory-bound")
 
 
 @pytest.mark.parametrize("text, message", [

@@ -16,7 +16,7 @@ import sympy
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND, Unit
-from .verdict import COMPUTE, DEPENDS, MEMORY, Verdict
+from .verdict import Verdict
 
 __all__ = ["Term", "Name", "Literal", "Step", "TrafficLine", "KernelDerivation", "MeasuredDerivation",
            "derive_kernel", "derive_totals", "derive_query", "derive_measured", "derive_lets",
@@ -84,8 +84,7 @@ class KernelDerivation:
     t_compute: Step
     t_memory: Step
     t_kernel: Step
-    verdict: Verdict
-    condition: Optional[sympy.Basic]   # when the verdict depends on free symbols: memory-bound iff this
+    verdict: Verdict   # with free symbols: its regimes or conditions (analysis.verdict)
     comms: tuple[Step, ...] = ()       # a collective: n, p, sent, steps, T_comms (the α–β formula)
 
 
@@ -178,7 +177,7 @@ def derive_kernel(a, k) -> KernelDerivation:
         _step(a, TM_T, BYTE_T / BW_T, k.t_memory, env, SECOND),
         _step(a, TK_T, sympy.Add(TL_T, largest, evaluate=False),
               k.t_kernel, env, SECOND, show_symbolic=False),
-        k.bound, _condition(a, k), _comms_steps(a, k) if k.comms is not None else ())
+        k.bound, _comms_steps(a, k) if k.comms is not None else ())
 
 
 def _comms_steps(a, k) -> tuple[Step, ...]:
@@ -233,20 +232,6 @@ def only_reordered(formula, symbolic) -> bool:
 
 def _factor_count(term) -> int:
     return sum(_factor_count(f) for f in term.args) if term.is_Mul else 1
-
-
-def _condition(a, k) -> Optional[sympy.Basic]:
-    """For a verdict that depends on free symbols: the condition for memory-bound, solved if it can be."""
-    if k.bound.bound != DEPENDS:
-        return None
-    rel = a.value(k.t_memory) > a.value(k.t_compute)
-    free = sorted(rel.free_symbols, key=str)
-    if len(free) == 1:
-        try:
-            return sympy.solve_univariate_inequality(rel, free[0])
-        except (NotImplementedError, ValueError, TypeError):
-            pass
-    return rel
 
 
 def derive_totals(a) -> tuple[Step, ...]:

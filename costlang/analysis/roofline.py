@@ -24,7 +24,7 @@ from .memo import smax, smin
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
-from .verdict import Verdict, decide, decide_comms
+from .verdict import Verdict, decide, decide_comms, with_level
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
 
@@ -185,14 +185,17 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     t_comms = comms.t_comms if comms else sympy.Integer(0)
     times = (t_compute, t_memory, t_comms) if comms else (t_compute, t_memory)
     span = program.nodes[k.ops[0]].span
-    bound = decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, span)
     if comms:
-        bound = decide_comms(bound, t_compute, t_memory, t_comms, hw.launch, bindings, span)
+        bound = decide_comms(t_compute, t_memory, t_comms, hw.launch, bindings, span)
+    else:
+        bound = decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, span)
+    level = binding.level if len(levels) > 1 else None
+    bound = with_level(bound, level)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
         intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(*times),
         attainable, attainable / peak, bound,
-        levels, binding.level if len(levels) > 1 else None, ce, program.count(repeat), repeat, t_comms, comms)
+        levels, level, ce, program.count(repeat), repeat, t_comms, comms)
 
 
 _FIGURES: dict = {}
@@ -275,18 +278,25 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw)
-    busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory) for k in kernels])
-    verdict = decide(tc.xreplace(bindings), tm.xreplace(bindings), sympy.Integer(0), span)
+    busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory, k.t_comms) for k in kernels])
     tcomms = add("t_comms")
-    if tcomms != 0:
-        verdict = decide_comms(verdict, tc, tm, tcomms, sympy.Integer(0), bindings, span)
-    if kernels and (t_launch - busy).xreplace(bindings).is_positive:
-        verdict = Verdict("launch-bound")
+    verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch) if tcomms != 0 or stretch != 1 \
         else (None, None)
+    level = _total_level(kernels, hw, bindings)
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
-                  tc, tm, t_launch, tk, launches, verdict, _total_level(kernels, hw, bindings),
+                  tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
                   tcomms, lower, upper)
+
+
+def _totals_verdict(tc, tm, tcomms, t_launch, busy, bindings, span) -> Verdict:
+    """The program's verdict: launch-bound where Σ launch overheads exceed Σ max(T_compute,
+    T_memory[, T_comms]) over its kernels (each counted as often as it runs), else the roofline
+    verdict of the sums (comms-bound where ΣT_comms exceeds both ΣT_compute and ΣT_memory)."""
+    bound = lambda e: e.xreplace(bindings)  # noqa: E731
+    if tcomms != 0:
+        return decide_comms(tc, tm, tcomms, t_launch, bindings, span)
+    return decide(bound(tc), bound(tm), bound(t_launch), span, busy=bound(busy) if t_launch != 0 else None)
 
 
 def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:

@@ -100,7 +100,7 @@ class RegimeMap:
     """`solve regimes for X`: each kernel's crossing T_memory = T_compute and its regimes."""
     name: str
     symbol: sympy.Symbol
-    kernels: tuple[tuple[str, object], ...]  # (kernel, SolveResult, or its verdict if X is not in it)
+    kernels: tuple[tuple[str, object], ...]  # (kernel, SolveResult, or its Verdict if X is not in it)
     span: Span
 
 
@@ -428,7 +428,7 @@ def _regime_map(analysis, st: _Setup, s: ast.Solve) -> RegimeMap:
     out = []
     for k in st.an.kernels:
         if st.symbol not in (k.t_memory - k.t_compute).xreplace(st.an.bindings).free_symbols:
-            out.append((k.name, str(k.bound)))
+            out.append((k.name, k.bound))
             continue
 
         def sides(an, name=k.name):

@@ -1,12 +1,29 @@
-"""Verdicts: memory-, compute- or launch-bound, decided exactly, or as a condition on free symbols.
+"""Verdicts: memory-, compute-, launch- or comms-bound, or balanced, decided exactly — or as regimes
+of a free symbol, or as structured conditions on several.
 
-Input: T_compute, T_memory and the launch overhead of a kernel (bound symbols substituted).
-Output: a `Verdict`. When free symbols leave the comparison open, the verdict says which way it
-goes for which values (solved for the symbol when there is exactly one).
+Input: T_compute, T_memory, the launch overhead (and T_comms) of a kernel or of a program's sums,
+bound symbols substituted. Output: a `Verdict` (data; printers make the words).
+
+The rules, at one point (every symbol a number):
+- launch-bound when the launch overhead is strictly larger than everything else the kernel waits
+  for (max(T_compute, T_memory[, T_comms])); at equality the other verdict stands;
+- comms-bound when T_comms > max(T_compute, T_memory); balanced when they are equal;
+- else memory-bound when T_memory > T_compute (I < I*), compute-bound when T_memory < T_compute,
+  balanced when T_memory = T_compute (I = I*).
+
+With one free symbol x (a size, so x > 0) — or several whose comparison reduces to one (common
+positive factors cancel) — the verdict is `regimes`: maximal intervals of x, each with one bound.
+The cuts are the exact roots of the comparisons; the bound on each open interval is decided at an
+exact rational point inside it and at each root exactly, so a touching root (an even-multiplicity
+root of T_memory − T_compute) is a balanced point between two intervals of the same bound, never
+a change of bound. With several free symbols the verdict is `conditions`: (bound, relations) in
+order, the first whose relations all hold applies. Whatever sympy cannot decide is
+`Bound.UNDECIDED`, with the comparisons it could not decide kept as relations.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import sympy
@@ -15,53 +32,98 @@ from ..budget import time_budget
 from ..errors import Span
 from .memo import smax
 
-__all__ = ["Verdict", "decide", "decide_comms", "clear_caches"]
+__all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "decide", "decide_comms",
+           "with_level", "clear_caches", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]
 
-MEMORY, COMPUTE, LAUNCH, BALANCED, DEPENDS = (
-    "memory-bound", "compute-bound", "launch-bound", "balanced", "depends")
-COMMS, COMMS_DEPENDS = "comms-bound", "comms-depends"
+
+class Bound(str, enum.Enum):
+    """What bounds a kernel's time (the value is a stable identifier, used in JSON)."""
+    MEMORY = "memory-bound"
+    COMPUTE = "compute-bound"
+    LAUNCH = "launch-bound"
+    COMMS = "comms-bound"
+    BALANCED = "balanced"
+    DEPENDS = "depends"        # regimes or conditions say which, for which values
+    UNDECIDED = "undecided"    # sympy could not decide (the relations say what was compared)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+MEMORY, COMPUTE, LAUNCH, COMMS, BALANCED, DEPENDS = (
+    Bound.MEMORY, Bound.COMPUTE, Bound.LAUNCH, Bound.COMMS, Bound.BALANCED, Bound.DEPENDS)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """lower .. upper (exact; upper may be sympy.oo), each end open or closed; a point when equal."""
+    lower: sympy.Expr
+    upper: sympy.Expr
+    lower_closed: bool = False
+    upper_closed: bool = False
+
+    @property
+    def is_point(self) -> bool:
+        return self.lower == self.upper
+
+    def as_set(self) -> sympy.Set:
+        return sympy.Interval(self.lower, self.upper, not self.lower_closed, not self.upper_closed)
+
+
+@dataclass(frozen=True)
+class Regime:
+    interval: Interval
+    bound: Bound
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`bound` where every relation holds (no relations: everywhere the earlier ones do not)."""
+    bound: Bound
+    relations: tuple[sympy.Basic, ...] = ()
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """`bound` is the roofline regime; with free symbols it may be DEPENDS, and then `condition`
-    says when it is memory-bound. `launch_condition`, when set, says for which values the launch
-    overhead dominates instead (the verdict is then launch-bound there)."""
-    bound: str
-    condition: Optional[str] = None
-    launch_condition: Optional[str] = None
+    """`bound` is the verdict when it is one for every value; DEPENDS with `regimes` (intervals of
+    `symbol`) or `conditions`; UNDECIDED when sympy could not decide (then `conditions` hold the
+    comparisons as relations). `level` names the binding memory level (HBM, L2) where the hardware
+    has several, so a memory-bound verdict reads HBM-bound."""
+    bound: Bound
+    symbol: Optional[sympy.Symbol] = None
+    regimes: tuple[Regime, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    level: Optional[str] = None
 
-    def __str__(self) -> str:
-        if self.bound == COMMS_DEPENDS:
-            return f"comms-bound when {self.condition}, else memory- or compute-bound"
-        text = self.bound if self.condition is None else \
-            f"memory-bound when {self.condition}, else compute-bound"
-        return text if self.launch_condition is None else \
-            f"launch-bound when {self.launch_condition}, else {text}"
+    def bounds(self) -> tuple[Bound, ...]:
+        """Every bound the verdict can take, in order of appearance."""
+        found = [r.bound for r in self.regimes] + [c.bound for c in self.conditions] or [self.bound]
+        return tuple(dict.fromkeys(found))
+
+    def at(self, value) -> Optional[Bound]:
+        """The bound at symbol = value (regimes only); None when no regime contains it."""
+        if not self.regimes:
+            return self.bound if self.bound not in (DEPENDS, Bound.UNDECIDED) else None
+        for r in self.regimes:
+            if r.interval.as_set().contains(value) == sympy.true:
+                return r.bound
+        return None
 
 
-def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
-    for candidate in (e, None):
-        if candidate is None:
-            if e.is_number:
-                return None
-            candidate = _simplified(e, span)
-        if candidate.is_positive:
-            return 1
-        if candidate.is_negative:
-            return -1
-        if candidate.is_zero:
-            return 0
-    return None
+def with_level(v: Verdict, level: Optional[str]) -> Verdict:
+    return v if level is None or v.level == level else replace(v, level=level)
 
+
+# --- signs -------------------------------------------------------------------------------------
 
 _SIMPLIFIED: dict = {}
+_VERDICTS: dict = {}
 
 
 def clear_caches() -> None:
-    """Forget memoised simplifications and conditions (for tests that replace sympy functions)."""
+    """Forget memoised simplifications and verdicts (for tests that replace sympy functions)."""
     _SIMPLIFIED.clear()
-    _CONDITIONS.clear()
+    _VERDICTS.clear()
 
 
 def _simplified(e: sympy.Expr, span: Optional[Span]) -> sympy.Expr:
@@ -74,61 +136,103 @@ def _simplified(e: sympy.Expr, span: Optional[Span]) -> sympy.Expr:
     return _SIMPLIFIED[e]
 
 
+def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
+    """+1, −1 or 0 when sympy can tell for every value of the free symbols; None otherwise."""
+    for candidate in (e, None):
+        if candidate is None:
+            if e.is_number and not e.has(sympy.Max, sympy.Min):
+                return None
+            candidate = _simplified(e, span)
+        if candidate.is_positive:
+            return 1
+        if candidate.is_negative:
+            return -1
+        if candidate.is_zero:
+            return 0
+    return None
+
+
+# --- the decision --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Times:
+    """What is compared: differences whose signs decide the verdict (Max-free, except `busy`)."""
+    roofline: sympy.Expr                 # T_memory − T_compute
+    launch: tuple[sympy.Expr, ...]       # launch − each thing it must exceed
+    comms: tuple[sympy.Expr, ...]        # T_comms − T_compute, T_comms − T_memory (none: no comms)
+
+    def all(self) -> tuple[sympy.Expr, ...]:
+        return (self.roofline, *self.launch, *self.comms)
+
+
+def _at(signs: dict, t: _Times) -> Optional[Bound]:
+    """The bound from the signs of the differences (None: a sign is unknown)."""
+    s = lambda e: signs.get(e)  # noqa: E731
+    if t.launch:
+        ls = [s(e) for e in t.launch]
+        if any(v is None for v in ls) and not any(v is not None and v <= 0 for v in ls):
+            return None
+        if all(v == 1 for v in ls):
+            return LAUNCH
+    if t.comms:
+        cs = [s(e) for e in t.comms]
+        if None in cs:
+            return None
+        if all(v == 1 for v in cs):
+            return COMMS
+        if min(cs) == 0:
+            return BALANCED
+    r = s(t.roofline)
+    return None if r is None else {1: MEMORY, -1: COMPUTE, 0: BALANCED}[r]
+
+
 def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
-           span: Optional[Span] = None) -> Verdict:
-    """The bound of a kernel from its (bound) times; `span` is what a time-budget error points at.
+           span: Optional[Span] = None, busy: Optional[sympy.Expr] = None) -> Verdict:
+    """The bound of a kernel (or of a program's sums) from its bound times; `span` is what a
+    time-budget error points at; `busy` (default max(T_compute, T_memory)) is what the launch
+    overhead must exceed (a program's Σ max(T_compute, T_memory) over its kernels).
 
     >>> decide(sympy.Rational(1, 200000), sympy.Rational(3, 2500), 0).bound
-    'memory-bound'
+    <Bound.MEMORY: 'memory-bound'>
     """
-    launch_sign = _sign(launch - smax(t_compute, t_memory), span)
-    if launch_sign == 1:
-        return Verdict(LAUNCH)
-    launch_condition = None
-    if launch_sign is None:
-        launch_condition = _condition([launch > t_compute, launch > t_memory], span)
-    sign = _sign(t_memory - t_compute, span)
-    if sign is not None:
-        return Verdict({1: MEMORY, -1: COMPUTE, 0: BALANCED}[sign], None, launch_condition)
-    return Verdict(DEPENDS, _condition([t_memory > t_compute], span), launch_condition)
+    if launch == 0:
+        launch_diffs: tuple = ()
+    elif busy is not None:
+        launch_diffs = (launch - busy,)
+    else:
+        launch_diffs = (launch - t_compute, launch - t_memory)
+    return _decided(_Times(t_memory - t_compute, launch_diffs, ()), span)
 
 
-def decide_comms(roofline: Verdict, t_compute, t_memory, t_comms, launch, bindings,
-                 span: Optional[Span] = None) -> Verdict:
-    """Comms-bound when T_comms exceeds both T_compute and T_memory; else the roofline verdict."""
-    t_comms = t_comms.xreplace(bindings)
-    busy = sympy.Max(t_compute, t_memory).xreplace(bindings)
-    if _sign(launch.xreplace(bindings) - sympy.Max(busy, t_comms), span) == 1:
-        return Verdict(LAUNCH)
-    sign = _sign(t_comms - busy, span)
-    if sign == 1:
-        return Verdict(COMMS)
-    if sign is None:
-        return Verdict(COMMS_DEPENDS, _condition([t_comms > t_compute, t_comms > t_memory], span))
-    return Verdict(BALANCED) if sign == 0 else roofline
+def decide_comms(t_compute, t_memory, t_comms, launch, bindings, span: Optional[Span] = None) -> Verdict:
+    """As `decide`, with collectives: comms-bound when T_comms exceeds both T_compute and T_memory."""
+    tc, tm, tx, lo = (e.xreplace(bindings) for e in (t_compute, t_memory, t_comms, launch))
+    launch_diffs = () if lo == 0 else (lo - tc, lo - tm, lo - tx)
+    return _decided(_Times(tm - tc, launch_diffs, (tx - tc, tx - tm)), span)
 
 
-_CONDITIONS: dict = {}
+def _decided(t: _Times, span) -> Verdict:
+    key = t
+    found = _VERDICTS.get(key)
+    if found is None:
+        if len(_VERDICTS) > 4096:
+            _VERDICTS.clear()
+        found = _VERDICTS[key] = _classify(t, span)
+    return found
 
 
-def _condition(relations: list, span: Optional[Span]) -> str:
-    """When all `relations` hold (memoised: kernels of one program repeat the same few)."""
-    key = tuple(relations)
-    if key not in _CONDITIONS:
-        if len(_CONDITIONS) > 4096:
-            _CONDITIONS.clear()
-        _CONDITIONS[key] = _solve_condition(relations, span)
-    return _CONDITIONS[key]
-
-
-def _solve_condition(relations: list, span: Optional[Span]) -> str:
-    """Solved for the symbol when there is exactly one free symbol, else as written."""
-    free = sorted(set().union(*[r.free_symbols for r in relations]), key=str)
-    if len(free) == 1:
-        try:
-            with time_budget(None, "solving when a kernel's verdict changes", span):
-                sets = [sympy.solve_univariate_inequality(r, free[0], relational=False) for r in relations]
-            return str(sympy.Intersection(*sets).as_relational(free[0]))
-        except (NotImplementedError, ValueError, TypeError, AttributeError):
-            pass
-    return str(sympy.And(*relations))
+def _classify(t: _Times, span) -> Verdict:
+    signs = {e: _sign(e, span) for e in t.all()}
+    bound = _at(signs, t)
+    if bound is not None:
+        return Verdict(bound)
+    from .regimes import conditions, one_symbol, regimes   # the symbolic cases
+    undecided = [e for e in t.all() if signs[e] is None]
+    x, cores = one_symbol(undecided)
+    if x is not None:
+        found = regimes(t, signs, cores, x, span)
+        if found is not None:
+            if len({r.bound for r in found}) == 1:
+                return Verdict(found[0].bound)
+            return Verdict(DEPENDS, x, found)
+    return conditions(t, signs, _at)

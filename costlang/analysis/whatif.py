@@ -30,7 +30,7 @@ __all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses",
 class ComparisonRow:
     label: str
     unit: Optional[Unit]     # None: a verdict row (values are words)
-    values: tuple            # per scenario: an exact number, an expression, or words
+    values: tuple            # per scenario: an exact number, an expression, a Verdict, or None (no crossing)
     ratios: tuple            # per scenario: value / first scenario's value (None if not a number)
 
 
@@ -119,7 +119,7 @@ def compare_analyses(named, span: Optional[Span] = None) -> Comparison:
     """Side by side: (name, settings text, Analysis) triples; ratios are to the first."""
     analyses = [a for _, _, a in named]
     rows = [_row(label, unit, [getter(a) for a in analyses]) for label, unit, getter in _FIGURES]
-    rows.append(ComparisonRow("bound", None, tuple(str(a.totals.bound) for a in analyses),
+    rows.append(ComparisonRow("bound", None, tuple(a.totals.bound for a in analyses),
                               tuple(None for _ in analyses)))
     rows += _query_rows(analyses) + _solve_rows(analyses)
     t = [a.value(a.totals.t_kernel) for a in analyses]
@@ -158,7 +158,7 @@ def _query_rows(analyses) -> list[ComparisonRow]:
         if isinstance(q.value, Value):
             rows.append(_row(q.name, q.value.unit, [a.value(v.expr) for a, v in zip(analyses, values)]))
         else:
-            rows.append(ComparisonRow(q.name, None, tuple(str(v) for v in values), tuple(None for _ in values)))
+            rows.append(ComparisonRow(q.name, None, tuple(values), tuple(None for _ in values)))
     return rows
 
 
@@ -171,6 +171,8 @@ def _solve_rows(analyses) -> list[ComparisonRow]:
         values = []
         for a in analyses:
             r = a.solves[i]
-            values.append(r.values[0] if r.values and r.values[0] is not None else "no crossing")
+            # the exact value; the closed form when symbols are free (T* = 2·D); None: no crossing
+            values.append(r.values[0] if r.values and r.values[0] is not None
+                          else r.roots[0] if r.roots else None)
         rows.append(_row(f"{s.name} ({s.symbol}*)", s.unit, values))
     return rows

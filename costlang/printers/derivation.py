@@ -14,7 +14,8 @@ from pathlib import Path
 import sympy
 
 from ..analysis import derive
-from ..analysis.verdict import Verdict
+from ..analysis.verdict import Bound, Verdict
+from .verdicts import Style, verdict_words
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
 from .korean import particle
@@ -236,9 +237,8 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
 
     def _verdict(self, d: derive.KernelDerivation) -> str:
         bound = d.verdict.bound
-        if bound in ("depends", "comms-depends"):
-            condition = self.math(self._tex(d.condition)[0]) if d.condition is not None else d.verdict.condition
-            return self._say(bound, condition=condition)
+        if bound in (Bound.DEPENDS, Bound.UNDECIDED):
+            return self._say("depends", verdict=self._verdict_words(d.verdict))
         i, _ = self._tex(d.intensity.value)
         istar, _ = self._tex(d.critical_intensity.value)
         times = {"memory-bound": r"T_{\mathrm{memory}} > T_{\mathrm{compute}}",
@@ -255,14 +255,19 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
 
     def _print_Totals(self, t, analysis, **_) -> str:
         steps = derive.derive_totals(analysis)
-        words = self._verdict_words(t.bound) if t.bound.bound != "depends" else self._say("depends_free")
+        words = self._verdict_words(t.bound)
         return "\n\n".join([self.heading(self._say("totals", launches=t.launches), 2),
                             self._steps(steps), self.paragraph(self.bold(self._say("verdict_title"))
                                                                + ": " + words)])
 
     def _verdict_words(self, v: Verdict) -> str:
-        words = self._p("verdict_words")[v.bound]
-        return self._fill(words, condition=self.code(v.condition or ""))
+        """A verdict in words (printers.verdicts), its conditions in math."""
+        return verdict_words(v, self._settings["lang"], self._verdict_style())
+
+    def _verdict_style(self) -> Style:
+        ops = {"<": "<", ">": ">", "≤": r"\le", "≥": r"\ge", "=": "=", "≈": r"\approx"}
+        return Style(symbol=sympy.latex, op=ops.get, wrap=self.math,
+                     relation=lambda r: self.math(self._tex(r)[0]), fill=self._fill)
 
     def _print_MeasuredResult(self, m, analysis, **_) -> str:
         d = derive.derive_measured(analysis, m)

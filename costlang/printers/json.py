@@ -12,6 +12,7 @@ import sympy
 from ..analysis.composition import crossings, kernel_scopes, repeats
 from ..analysis.verdict import Verdict
 from .numbers import json_number as number
+from .verdicts import to_dict as verdict_dict
 
 __all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
 
@@ -24,7 +25,7 @@ def _kernel(a, k) -> dict:
         "bytes": v(k.bytes), "intensity": v(k.intensity), "critical_intensity": v(k.critical_intensity),
         "t_compute": v(k.t_compute), "t_memory": v(k.t_memory), "t_kernel": v(k.t_kernel),
         "attainable": v(k.attainable), "fraction_of_peak": v(k.fraction_of_peak),
-        "bound": str(k.bound), "math_dtype": k.cost.math_dtype,
+        "bound": verdict_dict(k.bound, number), "math_dtype": k.cost.math_dtype,
         "reads": [_traffic(t, v) for t in k.cost.reads],
         "writes": [_traffic(t, v) for t in k.cost.writes],
         "level": k.level, "algorithmic_bytes": v(k.algorithmic_bytes),
@@ -69,7 +70,7 @@ def _repeat(a, r) -> dict:
 
 def _value(a, value):
     if isinstance(value, Verdict):
-        return str(value)
+        return verdict_dict(value, number)
     return number(a.value(value.expr))
 
 
@@ -95,7 +96,7 @@ def to_dict(a) -> dict:
                    "bytes": v(t.bytes), "intensity": v(t.intensity),
                    "critical_intensity": v(t.critical_intensity), "t_compute": v(t.t_compute),
                    "t_memory": v(t.t_memory), "t_launch": v(t.t_launch), "t_kernel": v(t.t_kernel),
-                   "launches": t.launches if isinstance(t.launches, int) else v(t.launches), "bound": str(t.bound),
+                   "launches": t.launches if isinstance(t.launches, int) else v(t.launches), "bound": verdict_dict(t.bound, number),
                    "level": t.level},
         "footprint": {"bytes": v(f.bytes), "capacity": v(f.capacity) if f.capacity is not None else None,
                       "resident": v(f.resident), "live": v(f.live), "peak_at": f.peak_at,

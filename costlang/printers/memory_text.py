@@ -14,10 +14,11 @@ from .numbers import exact_or_approx, human
 __all__ = ["memory_lines", "bound_text", "hierarchy_text"]
 
 
-def bound_text(verdict, level) -> str:
+def bound_text(verdict, level=None) -> str:
     """The verdict's words with the binding memory level named: "HBM-bound", "L2-bound"."""
-    text = str(verdict)
-    return text.replace("memory-bound", f"{level}-bound") if level else text
+    from .verdicts import verdict_words
+    from ..analysis.verdict import with_level
+    return verdict_words(with_level(verdict, level))
 
 
 def hierarchy_text(hw, v) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy
 
 from ..analysis import derive
+from ..analysis.solve import SolveResult
 from ..units import BYTE, BYTE_PER_S, INTENSITY
 from .mathtex import number_part, unit_tex, value_chain
 
@@ -80,10 +81,9 @@ class SolveDerivation:
         parts = [self.heading(self._say("solve", name=self.code(m.name)), 2),
                  self.paragraph(self._say("regime_map", x=x))]
         for kernel, result in m.kernels:
-            if isinstance(result, str):  # the kernel does not depend on X: its verdict stands
-                words = self._p("verdict_words").get(result)
+            if not isinstance(result, SolveResult):  # the kernel does not depend on X: its verdict stands
                 parts.append(self.items([self._say("map_fixed", kernel=self.code(kernel), x=x,
-                                                   verdict=self.text(words) if words else self.code(result))]))
+                                                   verdict=self._verdict_words(result))]))
             else:
                 parts.append(self._print(result, analysis=analysis, level=3))
         return "\n\n".join(parts)

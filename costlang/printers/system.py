@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..analysis.comms import bubble_fraction, pipeline_stretch
 from ..units import BYTE, BYTE_PER_S, FLOP, SECOND
 from .numbers import exact_or_approx, human
+from .memory_text import bound_text
 
 __all__ = ["system_lines", "system_dict", "link_text", "conventions"]
 
@@ -50,7 +51,7 @@ def system_lines(a) -> list[str]:
         steps = _formula(c.steps_formula, exact_or_approx(v(c.steps)))
         lines.append(f"  {k.name}: {c.collective} over {c.axis} (p = {exact_or_approx(v(c.group))}, "
                      f"n = {human(v(c.message), BYTE)}): sent = {sent}; steps = {steps}; "
-                     f"T_comms = {human(v(k.t_comms), SECOND)}; {k.bound}")
+                     f"T_comms = {human(v(k.t_comms), SECOND)}; {bound_text(k.bound)}")
     t = a.totals
     chips = system.chips
     lines += _parallel_lines(a)

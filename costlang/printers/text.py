@@ -157,7 +157,7 @@ def _queries(a) -> list[str]:
 
 def _value(a, value) -> str:
     if isinstance(value, Verdict):
-        return str(value)
+        return bound_text(value)
     if isinstance(value, Value):
         e = a.value(value.expr)
         if value.unit.dimensionless and not (hasattr(e, "is_Integer") and e.is_Integer):

@@ -15,6 +15,8 @@ import sympy
 
 from ..analysis.solve import RegimeMap, SolveResult
 from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
+from ..analysis.verdict import Verdict
+from .memory_text import bound_text
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
@@ -60,7 +62,7 @@ def solve_lines(r) -> list[str]:
             if isinstance(result, SolveResult):
                 out += _map_entry(kernel, result)
             else:
-                out.append(f"    {kernel}: {result} for every {r.symbol}")
+                out.append(f"    {kernel}: {bound_text(result)} for every {r.symbol}")
         return out
     return _equation_lines(r)
 
@@ -210,6 +212,10 @@ def _approx_text(r: SolveResult, ap) -> str:
 # --- comparisons ----------------------------------------------------------------------------
 
 def _cell(value, ratio, unit) -> str:
+    if isinstance(value, Verdict):
+        return bound_text(value)
+    if value is None:
+        return "no crossing"
     text = _v(value, unit if unit is not None else DIMENSIONLESS)
     if ratio is not None and ratio != 1 and is_bound(ratio):
         text += f" (×{sig(float(ratio), 4)})"
@@ -252,13 +258,16 @@ def _legend(rows):
 def _num(e):
     if e is None or isinstance(e, str):
         return e
+    if isinstance(e, Verdict):
+        from .verdicts import to_dict
+        return to_dict(e, number)
     return number(e)
 
 
 def solve_dict(r) -> dict:
     if isinstance(r, RegimeMap):
         return {"name": r.name, "symbol": str(r.symbol), "regimes": {
-            k: solve_dict(v) if isinstance(v, SolveResult) else v for k, v in r.kernels}}
+            k: solve_dict(v) if isinstance(v, SolveResult) else _num(v) for k, v in r.kernels}}
     return {
         "name": r.name, "symbol": str(r.symbol), "unit": str(r.unit), "relation": r.relation,
         "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],

@@ -1,0 +1,117 @@
+"""The structured verdict (analysis.verdict, analysis.regimes) and its words (printers.verdicts):
+balanced at I = I*, launch-bound at equality, touching roots, launch regimes in the totals,
+conditions on several symbols, thresholds that stay true when rounded, JSON intervals."""
+import json
+
+import sympy
+from sympy import Rational as R
+
+from costlang import load_string
+from costlang.analysis.verdict import Bound
+from costlang.cli import main
+from costlang.printers.json import to_dict
+from costlang.printers.text import report
+from costlang.printers.verdicts import threshold, verdict_words as words
+
+# chapter_gpu: 1000 TFLOP/s fp16, 2 TB/s, so I* = 500 FLOP/B
+CHAPTER = "use hardware chapter_gpu\n"
+# h100_sxm (3.35 TB/s) with a stated 5 µs launch; relu on fp16[N] moves 4N B:
+# T_memory = 4N / 3.35e12 = 5e-6 exactly at N = 5e-6 · 3.35e12 / 4 = 4187500
+RELU = "hardware h : h100_sxm {{ launch = 5 us }}\nuse hardware h\n{dim}\ninput x: fp16[N]\ny = relu(x)\n"
+# the issue's cubic: I − I* = (flops − 500·bytes)/bytes with bytes = n³ + 10⁷ and
+# flops − 500·(n³ + 10⁷) = n³ − 600n² + 90000n − 4·10⁶ = (n − 100)²·(n − 400)
+CUBIC = (CHAPTER + "dim n{value}\ninput x: fp16[n]\ny = custom(x) {{ flops = 501*n^3 - 600*n^2 + 90000*n "
+         "+ 4996000000; reads = n^3; writes = 10^7 }}\n")
+
+
+def analyze(text):
+    return load_string(text, "t.cost").analyze()
+
+
+def test_intensity_equal_to_the_critical_intensity_is_balanced():
+    # GEMM n = 1500 fp16: I = 2n³ / (3 · 2n²) = n/3 = 500 = I* exactly
+    a = analyze(CHAPTER + "dim n = 1500\ninput A: fp16[n, n]\ninput B: fp16[n, n]\nC = matmul(A, B)\n")
+    (k,) = a.kernels
+    assert a.value(k.intensity) == 500 and k.critical_intensity == 500
+    assert k.bound.bound == Bound.BALANCED and a.totals.bound.bound == Bound.BALANCED
+    assert to_dict(a)["kernels"][0]["bound"] == {"bound": "balanced"}
+    assert report(a).count("  balanced") == 1 and "compute-bound" not in report(a)
+
+
+def test_launch_bound_needs_the_launch_strictly_larger():
+    at = analyze(RELU.format(dim="dim N = 4187500"))
+    (k,) = at.kernels
+    assert at.value(k.t_memory) == R(5, 10 ** 6) == k.launch          # equal: the roofline verdict stands
+    assert k.bound.bound == Bound.MEMORY and at.totals.bound.bound == Bound.MEMORY
+    below = analyze(RELU.format(dim="dim N = 4187499"))
+    assert below.kernels[0].bound.bound == Bound.LAUNCH == below.totals.bound.bound
+
+
+def test_the_totals_keep_the_launch_regime_with_a_free_size():
+    a = analyze(RELU.format(dim="dim N"))
+    for v in (a.kernels[0].bound, a.totals.bound):
+        assert words(v) == "launch-bound when N < 4187500, else HBM-bound"
+        low, high = v.regimes
+        assert (low.interval.lower, low.interval.upper, low.interval.upper_closed) == (0, 4187500, False)
+        assert (high.interval.lower, high.interval.lower_closed, high.bound) == (4187500, True, Bound.MEMORY)
+        assert v.at(4187499) == Bound.LAUNCH and v.at(4187500) == Bound.MEMORY
+
+
+def test_a_touching_root_is_a_balanced_point_not_a_change_of_bound():
+    v = analyze(CUBIC.format(value="")).kernels[0].bound
+    assert [(r.interval.lower, r.interval.upper, r.bound) for r in v.regimes] == [
+        (0, 100, Bound.MEMORY), (100, 100, Bound.BALANCED), (100, 400, Bound.MEMORY),
+        (400, 400, Bound.BALANCED), (400, sympy.oo, Bound.COMPUTE)]
+    assert v.at(99) == v.at(399) == Bound.MEMORY and v.at(401) == Bound.COMPUTE
+    assert words(v) == ("memory-bound when n < 100, balanced at n = 100, memory-bound when 100 < n < 400, "
+                        "balanced at n = 400, else compute-bound")
+    assert analyze(CUBIC.format(value=" = 100")).kernels[0].bound.bound == Bound.BALANCED
+    assert analyze(CUBIC.format(value=" = 399")).kernels[0].bound.bound == Bound.MEMORY
+
+
+def test_positive_factors_cancel_so_the_verdict_is_solved_for_one_symbol():
+    # I = 1000·B·T² / (961·B·T) = 1000·T/961 = 500 at T = 961/2 = 480.5 (B cancels)
+    a = analyze(CHAPTER + "dim B\nparam T\ninput x: fp16[B, T]\n"
+                "y = custom(x) { flops = 1000*B*T^2; reads = 961*B*T; writes = 0 }\n")
+    v = a.kernels[0].bound
+    assert v.symbol.name == "T" and v.regimes[1].interval.lower == R(961, 2)
+    assert words(v) == "memory-bound when T < 480.5, balanced at T = 480.5, else compute-bound"
+    assert to_dict(a)["kernels"][0]["bound"]["regimes"][0] == {
+        "lower": 0, "upper": 480.5, "lower_closed": False, "upper_closed": False, "bound": "memory-bound"}
+
+
+def test_several_free_symbols_give_structured_relations():
+    # I = 2MNK / (2(MK + KN + MN)) < 500 ⇔ 500·(KM + KN + MN) > KMN
+    a = analyze(CHAPTER + "dim M, N, K\ninput x: fp16[M, K]\nweight w: fp16[K, N]\ny = matmul(x, w)\n")
+    v = a.kernels[0].bound
+    M, N, K = (a.program.symbols[s].symbol for s in "MNK")
+    memory, balanced, compute = v.conditions
+    assert memory.bound == Bound.MEMORY and memory.relations == (
+        sympy.StrictGreaterThan(500 * K * M + 500 * K * N + 500 * M * N, K * M * N),)
+    assert balanced.bound == Bound.BALANCED and (compute.bound, compute.relations) == (Bound.COMPUTE, ())
+    assert words(v) == ("memory-bound when 500·K·M + 500·K·N + 500·M·N > K·M·N, balanced when "
+                        "500·K·M + 500·K·N + 500·M·N = K·M·N, else compute-bound")
+    assert to_dict(a)["kernels"][0]["bound"]["conditions"][0]["relations"] == [
+        {"lhs": "500*K*M + 500*K*N + 500*M*N", "op": ">", "rhs": "K*M*N"}]
+
+
+def test_a_rounded_threshold_keeps_the_statement_true():
+    # I = T³ / (2T) = T²/2 = 500 at T = √1000 = 31.6227…: rounded down below, up above
+    text = CHAPTER + "{kind} T\ninput x: fp16[T]\ny = custom(x) {{ flops = T^3; reads = 2*T; writes = 0 }}\n"
+    v = analyze(text.format(kind="param")).kernels[0].bound
+    assert words(v) == "memory-bound when T < 31.62, balanced at T ≈ 31.62, compute-bound when T > 31.63"
+    # a whole-number T: T < 31.62… is T ≤ 31, and no whole T is balanced
+    assert words(analyze(text.format(kind="dim")).kernels[0].bound) == "memory-bound when T ≤ 31, else compute-bound"
+    assert threshold(R(4008, 25)) == ("160.32", True)          # a terminating decimal stays exact
+    assert threshold(100 * sympy.sqrt(2), -1) == ("141.4", False)
+    assert threshold(100 * sympy.sqrt(2), +1) == ("141.5", False)
+
+
+def test_json_verdicts_are_structured(tmp_path, capsys):
+    path = tmp_path / "t.cost"
+    path.write_text(RELU.format(dim="dim N"), encoding="utf-8")
+    assert main(["run", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["totals"]["bound"] == {"bound": "depends", "level": "HBM", "symbol": "N", "regimes": [
+        {"lower": 0, "upper": 4187500, "lower_closed": False, "upper_closed": False, "bound": "launch-bound"},
+        {"lower": 4187500, "upper": "inf", "lower_closed": True, "upper_closed": False, "bound": "memory-bound"}]}
