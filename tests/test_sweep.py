@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from conftest import EXAMPLES
-from costlang import load
+from costlang import load, load_string
 from costlang.analysis.sweep import parse_axis, sweep
 from costlang.analysis.whatif import parse_settings, scenario_analysis
 from costlang.cli import main
@@ -136,3 +136,12 @@ def test_a_crossing_sympy_cannot_solve_is_left_out_not_a_crash():
     a, sw = run_sweep("memory/flash_attention.cost", ["M=1..16:pow2"], ["t_kernel()"])
     assert [p[0] for p in sw.points] == [2.0 ** k for k in range(5)]
     assert sw.crossings == ()
+
+
+def test_a_touching_root_is_no_crossing():
+    # issue 9 item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) on chapter_gpu (I* = 500): memory-bound
+    # on both sides of n = 100 (balanced there), compute-bound above 400: one crossing, at 400
+    a = load_string("use hardware chapter_gpu\ndim n = 8\ninput x: fp16[n]\ny = custom(x) { flops = "
+                    "501*n^3 - 600*n^2 + 90000*n + 4996000000; reads = n^3; writes = 10^7 }\n", "t.cost").analyze()
+    sw = sweep(a, [parse_axis(a.program, "n=1..1000:lin:1000")], ["intensity(y)"])
+    assert [(c.kernel, c.value) for c in sw.crossings] == [("y", 400)]

@@ -18,6 +18,7 @@ from typing import Optional
 import sympy
 
 from ..budget import time_budget
+from .bounds import Bound, Condition, Interval, Regime, Verdict, bound_at
 
 __all__ = ["core", "one_symbol", "regimes", "conditions", "relation"]
 
@@ -179,7 +180,6 @@ def _point_sign(value) -> Optional[int]:
 
 def regimes(t, signs: dict, cores: dict, x: sympy.Symbol, span) -> Optional[tuple]:
     """The regimes of x > 0, or None when sympy cannot find or order the cuts."""
-    from .verdict import Bound, Interval, Regime
     try:
         with time_budget(None, "solving when a kernel's verdict changes", span):
             cuts = _sorted([r for c in cores.values() for r in _roots(c, x)])
@@ -203,11 +203,10 @@ def regimes(t, signs: dict, cores: dict, x: sympy.Symbol, span) -> Optional[tupl
 
 
 def _bound_at(t, signs, cores, x, point):
-    from .verdict import _at
     here = dict(signs)
     for e, c in cores.items():
         here[e] = _point_sign(c.xreplace({x: point}))
-    return _at(here, t)
+    return bound_at(here, t)
 
 
 # --- several free symbols: structured conditions ------------------------------------------------------
@@ -224,9 +223,8 @@ def relation(e: sympy.Expr) -> sympy.Basic:
     return sympy.StrictGreaterThan(lhs, rhs)
 
 
-def conditions(t, signs: dict, at):
+def conditions(t, signs: dict):
     """A verdict of conditions, in order: launch, comms, then the roofline's memory/balanced/compute."""
-    from .verdict import Bound, Condition, Verdict
     out = []
     if t.launch and not any(s is not None and s <= 0 for s in (signs[e] for e in t.launch)):
         if not all(signs[e] == 1 for e in t.launch):

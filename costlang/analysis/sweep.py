@@ -21,6 +21,7 @@ from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.program import Value
 from ..units import Unit
+from .verdict import decide
 from .queries import analyze_with_queries, evaluate_in, stated_unit
 from ..frontend.variants import evaluate_setting, for_analysis, unbind
 
@@ -252,17 +253,15 @@ def _marks(gaps, n: int, row_length: int) -> tuple[str, ...]:
 
 
 def _crossings(an, sym) -> tuple[Crossing, ...]:
-    from .solve import _roots
-    x = sympy.Symbol(sym.name, positive=True)
+    """Where each kernel's verdict changes as `sym` varies: the ends between two regimes of
+    different bounds (a balanced point between two regimes of one bound is no crossing)."""
     out = []
     for k in an.kernels:
-        f = (k.t_memory - k.t_compute).xreplace(an.bindings).xreplace({sym: x})
-        if f.free_symbols != {x}:
+        v = decide(*(e.xreplace(an.bindings) for e in (k.t_compute, k.t_memory)), sympy.Integer(0), None)
+        if v.symbol != sym:
             continue
-        try:
-            roots = _roots(f, x)
-        except NotImplementedError:   # sympy cannot solve it (ceilings of the symbol): the marks still show it
-            continue
-        for r, _ in roots:
-            out.append(Crossing(k.name, sym.name, r))
+        spans = [r for r in v.regimes if not r.interval.is_point]
+        for below, above in zip(spans, spans[1:]):
+            if below.bound != above.bound:
+                out.append(Crossing(k.name, sym.name, below.interval.upper))
     return tuple(out)

@@ -22,96 +22,18 @@ order, the first whose relations all hold applies. Whatever sympy cannot decide 
 """
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, replace
 from typing import Optional
 
 import sympy
 
 from ..budget import time_budget
 from ..errors import Span
-from .memo import smax
+from .bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, Bound, Condition, Interval, Regime,
+                     Times, Verdict, bound_at, with_level)
+from .regimes import conditions, one_symbol, regimes
 
 __all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "decide", "decide_comms",
            "with_level", "clear_caches", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]
-
-
-class Bound(str, enum.Enum):
-    """What bounds a kernel's time (the value is a stable identifier, used in JSON)."""
-    MEMORY = "memory-bound"
-    COMPUTE = "compute-bound"
-    LAUNCH = "launch-bound"
-    COMMS = "comms-bound"
-    BALANCED = "balanced"
-    DEPENDS = "depends"        # regimes or conditions say which, for which values
-    UNDECIDED = "undecided"    # sympy could not decide (the relations say what was compared)
-
-    def __str__(self) -> str:
-        return self.value
-
-
-MEMORY, COMPUTE, LAUNCH, COMMS, BALANCED, DEPENDS = (
-    Bound.MEMORY, Bound.COMPUTE, Bound.LAUNCH, Bound.COMMS, Bound.BALANCED, Bound.DEPENDS)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """lower .. upper (exact; upper may be sympy.oo), each end open or closed; a point when equal."""
-    lower: sympy.Expr
-    upper: sympy.Expr
-    lower_closed: bool = False
-    upper_closed: bool = False
-
-    @property
-    def is_point(self) -> bool:
-        return self.lower == self.upper
-
-    def as_set(self) -> sympy.Set:
-        return sympy.Interval(self.lower, self.upper, not self.lower_closed, not self.upper_closed)
-
-
-@dataclass(frozen=True)
-class Regime:
-    interval: Interval
-    bound: Bound
-
-
-@dataclass(frozen=True)
-class Condition:
-    """`bound` where every relation holds (no relations: everywhere the earlier ones do not)."""
-    bound: Bound
-    relations: tuple[sympy.Basic, ...] = ()
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """`bound` is the verdict when it is one for every value; DEPENDS with `regimes` (intervals of
-    `symbol`) or `conditions`; UNDECIDED when sympy could not decide (then `conditions` hold the
-    comparisons as relations). `level` names the binding memory level (HBM, L2) where the hardware
-    has several, so a memory-bound verdict reads HBM-bound."""
-    bound: Bound
-    symbol: Optional[sympy.Symbol] = None
-    regimes: tuple[Regime, ...] = ()
-    conditions: tuple[Condition, ...] = ()
-    level: Optional[str] = None
-
-    def bounds(self) -> tuple[Bound, ...]:
-        """Every bound the verdict can take, in order of appearance."""
-        found = [r.bound for r in self.regimes] + [c.bound for c in self.conditions] or [self.bound]
-        return tuple(dict.fromkeys(found))
-
-    def at(self, value) -> Optional[Bound]:
-        """The bound at symbol = value (regimes only); None when no regime contains it."""
-        if not self.regimes:
-            return self.bound if self.bound not in (DEPENDS, Bound.UNDECIDED) else None
-        for r in self.regimes:
-            if r.interval.as_set().contains(value) == sympy.true:
-                return r.bound
-        return None
-
-
-def with_level(v: Verdict, level: Optional[str]) -> Verdict:
-    return v if level is None or v.level == level else replace(v, level=level)
 
 
 # --- signs -------------------------------------------------------------------------------------
@@ -154,38 +76,6 @@ def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
 
 # --- the decision --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Times:
-    """What is compared: differences whose signs decide the verdict (Max-free, except `busy`)."""
-    roofline: sympy.Expr                 # T_memory − T_compute
-    launch: tuple[sympy.Expr, ...]       # launch − each thing it must exceed
-    comms: tuple[sympy.Expr, ...]        # T_comms − T_compute, T_comms − T_memory (none: no comms)
-
-    def all(self) -> tuple[sympy.Expr, ...]:
-        return (self.roofline, *self.launch, *self.comms)
-
-
-def _at(signs: dict, t: _Times) -> Optional[Bound]:
-    """The bound from the signs of the differences (None: a sign is unknown)."""
-    s = lambda e: signs.get(e)  # noqa: E731
-    if t.launch:
-        ls = [s(e) for e in t.launch]
-        if any(v is None for v in ls) and not any(v is not None and v <= 0 for v in ls):
-            return None
-        if all(v == 1 for v in ls):
-            return LAUNCH
-    if t.comms:
-        cs = [s(e) for e in t.comms]
-        if None in cs:
-            return None
-        if all(v == 1 for v in cs):
-            return COMMS
-        if min(cs) == 0:
-            return BALANCED
-    r = s(t.roofline)
-    return None if r is None else {1: MEMORY, -1: COMPUTE, 0: BALANCED}[r]
-
-
 def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
            span: Optional[Span] = None, busy: Optional[sympy.Expr] = None) -> Verdict:
     """The bound of a kernel (or of a program's sums) from its bound times; `span` is what a
@@ -201,17 +91,17 @@ def decide(t_compute: sympy.Expr, t_memory: sympy.Expr, launch: sympy.Expr,
         launch_diffs = (launch - busy,)
     else:
         launch_diffs = (launch - t_compute, launch - t_memory)
-    return _decided(_Times(t_memory - t_compute, launch_diffs, ()), span)
+    return _decided(Times(t_memory - t_compute, launch_diffs, ()), span)
 
 
 def decide_comms(t_compute, t_memory, t_comms, launch, bindings, span: Optional[Span] = None) -> Verdict:
     """As `decide`, with collectives: comms-bound when T_comms exceeds both T_compute and T_memory."""
     tc, tm, tx, lo = (e.xreplace(bindings) for e in (t_compute, t_memory, t_comms, launch))
     launch_diffs = () if lo == 0 else (lo - tc, lo - tm, lo - tx)
-    return _decided(_Times(tm - tc, launch_diffs, (tx - tc, tx - tm)), span)
+    return _decided(Times(tm - tc, launch_diffs, (tx - tc, tx - tm)), span)
 
 
-def _decided(t: _Times, span) -> Verdict:
+def _decided(t: Times, span) -> Verdict:
     key = t
     found = _VERDICTS.get(key)
     if found is None:
@@ -221,12 +111,11 @@ def _decided(t: _Times, span) -> Verdict:
     return found
 
 
-def _classify(t: _Times, span) -> Verdict:
+def _classify(t: Times, span) -> Verdict:
     signs = {e: _sign(e, span) for e in t.all()}
-    bound = _at(signs, t)
+    bound = bound_at(signs, t)
     if bound is not None:
         return Verdict(bound)
-    from .regimes import conditions, one_symbol, regimes   # the symbolic cases
     undecided = [e for e in t.all() if signs[e] is None]
     x, cores = one_symbol(undecided)
     if x is not None:
@@ -235,4 +124,4 @@ def _classify(t: _Times, span) -> Verdict:
             if len({r.bound for r in found}) == 1:
                 return Verdict(found[0].bound)
             return Verdict(DEPENDS, x, found)
-    return conditions(t, signs, _at)
+    return conditions(t, signs)

@@ -246,7 +246,7 @@ def _legend(rows):
     for row in rows:
         cells = [row[0]]
         for cell in row[1:]:
-            if len(cell) > LEGEND_WIDTH and row[0] not in ("settings", "hardware", "bound"):
+            if len(cell) > LEGEND_WIDTH and row[0] not in ("settings", "hardware"):
                 cell = names.setdefault(cell, f"[{len(names) + 1}]")
             cells.append(cell)
         out.append(cells)
