@@ -116,8 +116,8 @@ def test_a_long_file_finishes():
 def test_values_beyond_float_range_print_in_scientific_notation():
     with time_budget(HANG_GUARD, "a resource-bound case"):
         analysis = load_string(H + "query big = 1e400 * 1e400\nquery small = 1 / 2 ^ 5000\n", "t.cost").analyze()
-    assert "  big = ≈ 1.000e+800\n" in report(analysis)
-    assert "  small = ≈ 7.080e-1506\n" in report(analysis)
+    assert "  big ≈ 1.000e+800\n" in report(analysis)
+    assert "  small ≈ 7.080e-1506\n" in report(analysis)
     assert '"value": "1.0000000000000000e+800"' in to_json(analysis)
 
 

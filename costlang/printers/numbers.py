@@ -180,7 +180,7 @@ def _float(e) -> float:
         try:
             return e.p / e.q
         except OverflowError:
-            return math.copysign(math.inf, e.p)
+            return math.inf if e.p > 0 else -math.inf
     return float(sympy.N(e, 20)) if isinstance(e, sympy.Basic) else float(e)
 
 
