@@ -248,3 +248,24 @@ def test_mixtral_expert_parallel(analyze_example):
     block = experts + 8 * 4096 * 5 + 2 * 8 * 4096 * 8 + 5 * 8 * 8              # + norm, gain, router, softmax
     assert query(a, "MoE block FLOPs per GPU, 32 layers") == 32 * block == 180458891264
     assert query(a, "expert weights per GPU per layer") == 352321536           # one expert: 3·4096·14336·2
+
+
+def test_json_lists_the_parallelisms():
+    import json
+    from costlang.printers.json import to_json
+    a = run("parallel pipeline over pp { microbatches = 8 }\nparallel data over dp { gradients = fp32 }\n"
+            "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    system = json.loads(to_json(a))["system"]
+    assert system["parallel"] == [{"kind": "pipeline", "axis": "pp", "microbatches": 8},
+                                  {"kind": "data", "axis": "dp", "gradients": "fp32"}]
+    assert system["bubble"] == pytest.approx(3 / 11)      # (4 − 1)/(8 + 4 − 1)
+
+
+def test_all_reduce_inside_a_repeat_runs_every_layer():
+    a = run("block mlp(x: fp16[b, d]) {\n    weight W1: fp16[d, 4096]\n    weight W2: fp16[4096, d]\n"
+            "    return (x @ W1) @ W2\n}\nparallel tensor over pp\ninput x: fp16[4, 1024]\n"
+            "output y = repeat(3) mlp(x)")
+    (ar,) = [k for k in a.kernels if k.comms]
+    assert ar.count == 3                              # once per layer, × 3 layers
+    # ring over p = 4 of n = 4·1024·2 = 8192 B: 2·3/4·8192 = 12,288 B at 50 GB/s + 6 · 2 µs
+    assert a.totals.t_comms == 3 * (R(12288, 50 * 10 ** 9) + 6 * R(2, 10 ** 6))

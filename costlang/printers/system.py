@@ -121,4 +121,15 @@ def system_dict(a, number) -> dict:
         "t_overlap": number(v(t.t_overlap)) if t.t_overlap is not None else None,
         "t_serial": number(v(t.t_serial)) if t.t_serial is not None else None,
         "footprint_system": number(v(system.chips * a.footprint.bytes)),
+        "parallel": [{"kind": s.kind, "axis": s.axis, **_options_dict(s, v, number)} for s in a.program.parallels],
+        "bubble": number(v(bubble_fraction(a.program))),
     }
+
+
+def _options_dict(spec, v, number) -> dict:
+    """A parallelism's options as JSON: numbers as numbers, names (an algorithm, a dtype) as text."""
+    out = {}
+    for key, value in spec.options:
+        name = getattr(value, "id", None) or getattr(value, "name", None)
+        out[key] = name if name is not None else number(v(value))
+    return out
