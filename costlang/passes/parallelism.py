@@ -90,7 +90,9 @@ def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
         send = collective_node(program, "send", None, name, tensors[stage], n.output, pipeline.axis,
                                sizes[pipeline.axis], pipeline.span, scope=n.scope)
         # m micro-batches cross one after another: the same bytes in all, m latency terms
-        out[name] = dataclasses.replace(send, comms=dataclasses.replace(send.comms, steps=send.comms.steps * m))
+        c = send.comms
+        out[name] = dataclasses.replace(send, comms=dataclasses.replace(c, steps=c.steps * m,
+                                                                        steps_formula=c.steps_formula * m))
     return out
 
 
