@@ -269,3 +269,20 @@ def test_all_reduce_inside_a_repeat_runs_every_layer():
     assert ar.count == 3                              # once per layer, × 3 layers
     # ring over p = 4 of n = 4·1024·2 = 8192 B: 2·3/4·8192 = 12,288 B at 50 GB/s + 6 · 2 µs
     assert a.totals.t_comms == 3 * (R(12288, 50 * 10 ** 9) + 6 * R(2, 10 ** 6))
+
+
+def test_gradient_all_reduce_runs_after_the_pipeline_drains():
+    a = run("parallel pipeline over pp { microbatches = 8 }\nparallel data over dp { gradients = fp32 }\n"
+            "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    # per chip: 32 of the 64 rows; 2 layers per stage, each 67,108,864 FLOP and 2,228,224 B
+    layer_tc, layer_tm = R(67108864, 10 ** 15), R(2228224, 2 * 10 ** 12)
+    send_tm, send_tx = R(131072, 2 * 10 ** 12), R(65536, 50 * 10 ** 9) + 8 * R(2, 10 ** 6)
+    # 2 · 1024² fp32 gradients = 8,388,608 B; ring over 2 sends n at 100 GB/s
+    grad_tm, grad_tx = R(2 * 8388608, 2 * 10 ** 12), R(8388608, 100 * 10 ** 9)
+    stage = (2 * layer_tc, 2 * layer_tm + send_tm, send_tx)
+    stretch = R(11, 8)                                   # (m + p − 1)/m
+    # lower: the stretched stage (23.8 µs) or the busiest resource over the step (comms, 101.2 µs)
+    assert a.totals.t_overlap == max(stretch * max(stage), send_tx + grad_tx)
+    assert a.totals.t_overlap == send_tx + grad_tx
+    # upper: the stretched stage, then the gradient all-reduce once
+    assert a.totals.t_serial == stretch * sum(stage) + grad_tm + grad_tx

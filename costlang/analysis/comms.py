@@ -17,9 +17,10 @@ import sympy
 from ..errors import SemanticError
 from ..ir.program import Program
 from ..ir.system import Comms, Link
-from ..passes.parallelism import bubble_fraction, pipeline_stretch
+from ..passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
-__all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction"]
+__all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
+           "once_per_step"]
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,18 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
 
 
-def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1)):
+def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1), once=None):
     """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches;
-    both × `stretch`, a pipeline's (m + p − 1)/m (its bubble: the stages wait for each other)."""
-    return (stretch * (t_launch + sympy.Max(t_compute, t_memory, t_comms)),
-            stretch * (t_launch + t_compute + t_memory + t_comms))
+    with pipeline stages the stage's part × `stretch` = (m + p − 1)/m (the bubble: stages wait for
+    each other). `once`: (Tc, Tm, Tcomms, launches) of the kernels that run once per step after the
+    pipeline drains (a training step's gradient all-reduce), outside the stretch: then the lower
+    bound is the larger of the stretched stage and the busiest resource over the whole step, and
+    the upper bound the stretched stage plus them."""
+    if once is None or stretch == 1:
+        return (stretch * (t_launch + sympy.Max(t_compute, t_memory, t_comms)),
+                stretch * (t_launch + t_compute + t_memory + t_comms))
+    oc, om, ox, ol = once
+    stage_lower = t_launch - ol + sympy.Max(t_compute - oc, t_memory - om, t_comms - ox)
+    lower = sympy.Max(stretch * stage_lower, t_launch + sympy.Max(t_compute, t_memory, t_comms))
+    upper = stretch * (t_launch - ol + t_compute - oc + t_memory - om + t_comms - ox) + ol + oc + om + ox
+    return lower, upper

@@ -17,7 +17,7 @@ from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
-from .comms import KernelComms, kernel_comms, pipeline_stretch, program_bounds
+from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
 from .memo import smax, smin
@@ -168,7 +168,8 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     bkey = bindings_key(bindings)
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey) for k, cost in zip(kernels, costs))
     analysis = Analysis(program, hw, mode, results,
-                        _totals(results, hw, bindings, program.main_span, pipeline_stretch(program)),
+                        _totals(results, hw, bindings, program.main_span, pipeline_stretch(program),
+                                once_per_step(program)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
     return analysis
@@ -269,7 +270,7 @@ def _ratio(a, b):
     return a / b
 
 
-def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)) -> Totals:
+def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset()) -> Totals:
     """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
     add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in kernels])  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
@@ -281,8 +282,8 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory, k.t_comms) for k in kernels])
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
-    lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch) if tcomms != 0 or stretch != 1 \
-        else (None, None)
+    lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, _once_sums(kernels, once, hw)) \
+        if tcomms != 0 or stretch != 1 else (None, None)
     level = _total_level(kernels, hw, bindings)
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
@@ -297,6 +298,15 @@ def _totals_verdict(tc, tm, tcomms, t_launch, busy, bindings, span) -> Verdict:
     if tcomms != 0:
         return decide_comms(tc, tm, tcomms, t_launch, bindings, span)
     return decide(bound(tc), bound(tm), bound(t_launch), span, busy=bound(busy) if t_launch != 0 else None)
+
+
+def _once_sums(kernels, once, hw: Hardware):
+    """(ΣT_compute, ΣT_memory, ΣT_comms, launches) of the kernels run once per step (None: there are none)."""
+    ks = [k for k in kernels if k.name in once]
+    if not ks:
+        return None
+    add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in ks])  # noqa: E731
+    return add("t_compute"), add("t_memory"), add("t_comms"), sympy.Add(*[k.count for k in ks]) * hw.launch
 
 
 def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:

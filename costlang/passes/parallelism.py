@@ -22,7 +22,7 @@ from ..ir.program import OpNode, Repeat, Tensor
 from ..ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step"]
 
 
 def fresh(name: str, taken) -> str:
@@ -103,6 +103,12 @@ def pipeline_stretch(program) -> sympy.Expr:
         return sympy.Integer(1)
     p, m = program.system.axis(spec.axis).size, _option(spec, "microbatches", sympy.Integer(1))
     return (m + p - 1) / m
+
+
+def once_per_step(program) -> frozenset:
+    """The collectives that run once per step after a pipeline drains: the gradient all-reduce."""
+    return frozenset(n.name for n in program.nodes.values()
+                     if n.kind == "collective" and program.tensors[n.inputs[0]].role == "gradient")
 
 
 def bubble_fraction(program) -> sympy.Expr:
