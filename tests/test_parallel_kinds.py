@@ -235,6 +235,8 @@ def test_llama3_70b_tensor_pipeline_data(analyze_example):
     assert grads == 10921721856
     assert query(a, "gradient bytes per chip") == grads                # ring over 2: sent = n
     assert query(a, "gradient all-reduce") == R(grads, 50 * 10 ** 9)   # ≈ 218.43 ms
+    (solve,) = a.solves
+    assert solve.roots == (19,)                                        # 1/(m + 1) = 1/20
     kinds = [n.op.name for n in p.nodes.values() if n.kind == "collective"]
     assert kinds == ["all_reduce", "all_reduce", "send", "all_reduce"]  # Megatron ×2 per layer, 1 send, 1 gradient
 
