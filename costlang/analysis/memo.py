@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy
 
-__all__ = ["smax", "smin", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "dominates", "clear"]
 
 _LIMIT = 8192
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
@@ -75,6 +75,27 @@ def smin(*args) -> sympy.Expr:
     return _memo(sympy.Min, args)
 
 
+_SUMS: dict = {}
+
+
+def ssum(terms) -> sympy.Expr:
+    """Σ count·expr over (count, expr) pairs, computed once per distinct sequence of pairs: the
+    scenarios of a `compare` keep the kernels' expressions, so their totals are the same sums.
+
+    >>> B = sympy.Symbol("B", positive=True)
+    >>> ssum([(2, B), (1, 3 * B)]), ssum([(2, B), (1, 3 * B)]) is ssum([(2, B), (1, 3 * B)])
+    (5*B, True)
+    """
+    key = tuple(terms)
+    result = _SUMS.get(key)
+    if result is None:
+        if len(_SUMS) >= 1024:
+            _SUMS.clear()
+        result = _SUMS[key] = sympy.Add(*[c * e for c, e in key])
+    return result
+
+
 def clear() -> None:
     for table in _TABLES.values():
         table.clear()
+    _SUMS.clear()

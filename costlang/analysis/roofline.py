@@ -20,7 +20,7 @@ from ..ir.program import Efficiency
 from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
-from .memo import smax, smin
+from .memo import smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
@@ -272,14 +272,14 @@ def _ratio(a, b):
 
 def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset()) -> Totals:
     """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
-    add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in kernels])  # noqa: E731
+    add = lambda attr: ssum((k.count, getattr(k, attr)) for k in kernels)  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
     launches = sympy.Add(*[k.count for k in kernels])
     launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw)
-    busy = sympy.Add(*[k.count * smax(k.t_compute, k.t_memory, k.t_comms) for k in kernels])
+    busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms)) for k in kernels)
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, _once_sums(kernels, once, hw)) \
@@ -313,7 +313,7 @@ def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:
     """The level whose summed T_memory is largest (the main one when free symbols leave it open)."""
     if len(hw.memories) < 2 or not kernels:
         return None
-    sums = {m.name: sympy.Add(*[k.count * lt.t_memory for k in kernels for lt in k.levels if lt.level == m.name])
+    sums = {m.name: ssum((k.count, lt.t_memory) for k in kernels for lt in k.levels if lt.level == m.name)
             for m in hw.memories}
     best = hw.main_memory.name
     for name, t in sums.items():
