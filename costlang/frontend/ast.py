@@ -1,86 +1,21 @@
 """The AST of a `.cost` file: small frozen dataclasses, each with the `Span` it came from.
 
-Input: built by `frontend.parser` from the Lark tree. Output: read by `frontend.resolve`.
-Expressions are trees of `Num`, `Quantity`, `Name`, `Call`, `BinOp` and `Neg`; nothing here
-is ever evaluated as Python text.
+Input: built by `frontend.parser` from the Lark tree. Output: read by `frontend.resolve`, which
+makes the IR from it (`ir.program`, `ir.statements`). Expressions are the IR's own nodes
+(`ir.expr`: `Num`, `Quantity`, `Name`, `Call`, `BinOp`, `Neg`, `Const`, and `Option` for
+`name = expr`), named here too; nothing here is ever evaluated as Python text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional, Union
 
-import sympy
-
 from ..errors import Span
-from ..units import Unit
-
-
-# --- expressions -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Num:
-    value: sympy.Rational
-    text: str
-    span: Span
-
-
-@dataclass(frozen=True)
-class Quantity:
-    value: sympy.Rational
-    unit: Unit
-    text: str
-    span: Span
-
-
-@dataclass(frozen=True)
-class Name:
-    id: str
-    span: Span
-
-
-@dataclass(frozen=True)
-class Call:
-    func: str
-    args: tuple["Expr", ...]
-    span: Span
-    func_span: Span
-    kwargs: tuple["Option", ...] = ()  # `axis = 0` in a nested op call
-
-
-@dataclass(frozen=True)
-class Const:
-    """A value standing where a name was: a block's size parameter, substituted into its body."""
-    value: sympy.Expr
-    unit: Unit
-    span: Span
-
-
-@dataclass(frozen=True)
-class BinOp:
-    op: str  # one of + - * / ^ @
-    left: "Expr"
-    right: "Expr"
-    span: Span
-
-
-@dataclass(frozen=True)
-class Neg:
-    operand: "Expr"
-    span: Span
-
-
-Expr = Union[Num, Quantity, Name, Call, BinOp, Neg, Const]
+# expressions are IR nodes, shared with the IR (lets, queries, solves, scenario settings)
+from ..ir.expr import BinOp, Call, Const, Expr, Name, Neg, Num, Option, Quantity  # noqa: F401
 
 
 # --- statements ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Option:
-    """`name = expr` inside a block, an op definition or a call's keyword arguments."""
-    name: str
-    value: Expr
-    span: Span
-
 
 @dataclass(frozen=True)
 class Import:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..errors import CostlangError, SemanticError, ShapeError, did_you_mean
 from ..ir.kinds import same_dim, shape_text
 from ..ir.program import Instance, Repeat, Tensor
+from ..ir.statements import Block, BlockParam
 from ..units import DIMENSIONLESS
 from . import ast
 from .calls import resolve_call
@@ -49,7 +50,9 @@ def define_block(r, s: ast.BlockDef) -> None:
         if isinstance(st, ast.Binding) and st.value is None:
             raise SemanticError(f"a {st.kind} inside a block needs a value (a new symbol would be "
                                 "one per call)", st.span, f"declare `{st.kind} {st.name}` outside the block")
-    r.program.blocks[s.name] = s
+    r.block_defs[s.name] = s
+    r.program.blocks[s.name] = Block(s.name, tuple(BlockParam(q.name, q.kind, q.span) for q in s.params),
+                                     s.span)
 
 
 def assign(r, s: ast.Assign) -> None:
@@ -60,7 +63,7 @@ def assign(r, s: ast.Assign) -> None:
     try:
         if isinstance(call, ast.RepeatCall):
             _repeat(r, s, targets)
-        elif call.op in r.program.blocks:
+        elif call.op in r.block_defs:
             call_block(r, call, targets, targets[0])
         elif call.op == "split" and "split" not in r.program.ops:
             from .builtins import split
@@ -78,7 +81,7 @@ def assign(r, s: ast.Assign) -> None:
 
 def add_op(r, s: ast.Assign) -> Tensor:
     """One op node (nested operands first, each a node of its own) and the tensor it computes."""
-    if s.call.op not in r.program.blocks and s.call.op not in ("custom", "split", "slice"):
+    if s.call.op not in r.block_defs and s.call.op not in ("custom", "split", "slice"):
         s = dataclasses.replace(s, call=_flatten(r, s.call))
     r.define("value", s.name, s.name_span)
     node, tensor = resolve_call(r, s)
@@ -111,10 +114,10 @@ def subexpression(r, expr: ast.Expr, base: str):
     call = ast.as_op_call(expr)
     if call is None or not _mentions_tensor(r, expr):
         return None
-    if call.op not in r.program.blocks and call.op != "custom":
+    if call.op not in r.block_defs and call.op != "custom":
         call = _flatten(r, call)
     name = fresh_name(r, base, call.op)
-    if call.op in r.program.blocks:
+    if call.op in r.block_defs:
         out = call_block(r, call, (name,), name)
         if len(out) != 1:
             raise SemanticError(f"block '{call.op}' returns {len(out)} tensors; inside an expression "
@@ -129,7 +132,7 @@ def _mentions_tensor(r, expr) -> bool:
         return expr.id in r.program.tensors
     if isinstance(expr, ast.Call):
         from .builtins import BUILTINS
-        return (expr.func in r.program.ops or expr.func in r.program.blocks or expr.func == "custom"
+        return (expr.func in r.program.ops or expr.func in r.block_defs or expr.func == "custom"
                 or expr.func in BUILTINS
                 or any(_mentions_tensor(r, a) for a in expr.args))
     if isinstance(expr, ast.BinOp):
@@ -155,7 +158,7 @@ def call_block(r, call: ast.OpCall, targets: tuple[str, ...], instance: str) -> 
 
 
 def _instantiate(r, call, targets, instance):
-    block = r.program.blocks[call.op]
+    block = r.block_defs[call.op]
     if block.name in r.block_stack:
         chain = " → ".join(r.block_stack[r.block_stack.index(block.name):] + [block.name])
         raise SemanticError(f"block '{block.name}' calls itself ({chain}); a block cannot be recursive",
@@ -207,7 +210,7 @@ def _run_body(r, block, table, targets, call) -> list[Tensor]:
         op = ast.as_op_call(expr)
         if op is None:
             raise SemanticError("a block returns tensors, not numbers", expr.span)
-        if op.op in r.program.blocks:
+        if op.op in r.block_defs:
             out.extend(call_block(r, op, (target,), target))
         else:
             out.append(add_op(r, ast.Assign(target, op, False, expr.span, expr.span)))
@@ -317,7 +320,7 @@ def _is_shape_variable(r, block, name: str) -> bool:
 def _repeat(r, s: ast.Assign, targets) -> None:
     rc = s.call
     call = rc.call
-    if call.op not in r.program.blocks:
+    if call.op not in r.block_defs:
         raise SemanticError(f"repeat applies a block; '{call.op}' is not one", call.op_span,
                             f"wrap it: `block step(x: ...) {{ return {call.op}(x) }}`")
     count = r.expect(rc.count, DIMENSIONLESS, "a repeat count").expr
@@ -332,7 +335,7 @@ def _repeat(r, s: ast.Assign, targets) -> None:
         out, bound_args = _instantiate(r, call, targets, name)
     finally:
         r.repeat_path = outer
-    block = r.program.blocks[call.op]
+    block = r.block_defs[call.op]
     carried = [p for p in block.params if p.kind == "tensor"]
     if len(out) > len(carried):
         raise SemanticError(f"block '{block.name}' returns {len(out)} tensors but takes "

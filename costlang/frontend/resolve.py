@@ -19,6 +19,7 @@ from .. import _resources
 from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
 from .expr import MATH_FUNCTIONS, evaluate, unit_words
+from ..ir import statements
 from ..ir.kinds import KINDS, check_arity
 from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, SymbolDef, Tensor,
                           Value)
@@ -63,6 +64,7 @@ class _Resolver:
         self.scope_path = ""                 # the block instance being resolved ("" at the top)
         self.repeat_path: tuple[str, ...] = ()  # the repeats around it
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
+        self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.expr_base = ""                  # the target that sub-expressions are named after
 
     # --- modules and imports ---------------------------------------------------------------
@@ -231,7 +233,7 @@ class _Resolver:
     def stmt_Let(self, s: ast.Let, path) -> None:
         self.define("value", s.name, s.span)
         check_expression(self, s.value)
-        self.program.lets[s.name] = s
+        self.program.lets[s.name] = statements.Let(s.name, s.value, s.span)
         try:  # evaluate it now, so that a long chain of lets is never evaluated recursively
             self.static.name(ast.Name(s.name, s.span))
         except CostlangError:
@@ -241,7 +243,7 @@ class _Resolver:
         check_expression(self, s.value, whole_query=True)
         if any(q.name == s.name for q in self.program.queries):
             raise SemanticError(f"a query named {s.name!r} already exists", s.span)
-        self.program.queries.append(s)
+        self.program.queries.append(statements.Query(s.name, s.value, s.span, s.unit, s.unit_span))
 
     def stmt_Measure(self, s: ast.Measure, path) -> None:
         if s.target.id not in self.program.nodes:
@@ -267,19 +269,19 @@ class _Resolver:
     def stmt_Solve(self, s: ast.Solve, path) -> None:
         from .variants import check_solve
         check_solve(self, s)
-        self.program.solves.append(s)
+        self.program.solves.append(statements.Solve(s.name, s.lhs, s.relation, s.rhs, s.target, s.span))
 
     def stmt_Scenario(self, s: ast.Scenario, path) -> None:
         from .variants import check_scenario
         self.define("scenario", s.name, s.span)
         check_scenario(self, s)
-        self.program.scenarios[s.name] = s
+        self.program.scenarios[s.name] = statements.Scenario(s.name, s.settings, s.span)
 
     def stmt_Compare(self, s: ast.Compare, path) -> None:
         for n in s.scenarios:
             if n.id != "baseline" and n.id not in self.program.scenarios:
                 raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
-        self.program.compares.append(s)
+        self.program.compares.append(statements.Compare(s.scenarios, s.span))
 
     # --- helpers used by the statement handlers and by calls/hardware ----------------------
     def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:

@@ -27,17 +27,19 @@ import sympy
 
 from ..errors import Source, Span
 from ..units import Unit
+from ..ir import expr
 from . import ast
 
 __all__ = ["encode", "decode", "frontend_sha256", "shipped_module", "SHIPPED_FILE"]
 
 SHIPPED_FILE = Path(__file__).resolve().parent / "_stdlib_ast.json"
 
-_CLASSES = {cls.__name__: cls for cls in vars(ast).values()
-            if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == ast.__name__}
+_CLASSES = {cls.__name__: cls for cls in vars(ast).values()  # the AST's classes and its expressions'
+            if isinstance(cls, type) and dataclasses.is_dataclass(cls)
+            and cls.__module__ in (ast.__name__, expr.__name__)}
 _CLASSES["Unit"] = Unit
-#: the files whose text decides what an AST looks like
-_FRONTEND = ("ast.py", "parser.py", "syntax_errors.py")
+#: the files whose text decides what an AST looks like (its expressions are `ir.expr`'s)
+_FRONTEND = ("ast.py", "parser.py", "syntax_errors.py", "../ir/expr.py")
 
 
 def encode(value):

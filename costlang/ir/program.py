@@ -3,9 +3,9 @@
 Input: built by `frontend.resolve` from the AST. Output: read by `ir.graph` (the operator DAG),
 `analysis` (costs and roofline) and the printers. All numbers are sympy expressions in the
 program's symbols; `Program.bindings` maps bound symbols to their values. The statements that are
-answered over the analysis (lets, queries, solves, scenarios, compares) and block definitions are
-kept as the front end parsed them (`frontend.ast` records, typed `object` here: the IR sits below
-the front end and never reads them).
+answered over the analysis (lets, queries, solves, scenarios, compares) and the blocks' signatures
+are IR records (`ir.statements`), their expressions unevaluated `ir.expr` trees: nothing reachable
+from a Program is a front-end object (tests/test_ir_pure.py).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import sympy
 
 from ..errors import Span
 from ..units import Unit
+from .statements import Block, Compare, Let, Query, Scenario, Solve
 from .system import Comms, ParallelSpec, ShardSpec, System
 
 __all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
@@ -217,21 +218,21 @@ class Program:
     hardware: dict[str, Hardware] = field(default_factory=dict)
     selected_hardware: Optional[str] = None
     hardware_span: Optional[Span] = None
-    lets: dict[str, object] = field(default_factory=dict)
-    queries: list[object] = field(default_factory=list)
+    lets: dict[str, Let] = field(default_factory=dict)
+    queries: list[Query] = field(default_factory=list)
     measurements: dict[str, Measurement] = field(default_factory=dict)
     fusion: Optional[str] = None
     main_span: Optional[Span] = None
     #: bound symbols → their values, each in terms of free symbols only (kept by `add_symbol`)
     bindings: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     #: what-if statements (answered by analysis.solve and analysis.whatif)
-    solves: list[object] = field(default_factory=list)
-    scenarios: dict[str, object] = field(default_factory=dict)
-    compares: list[object] = field(default_factory=list)
+    solves: list[Solve] = field(default_factory=list)
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    compares: list[Compare] = field(default_factory=list)
     #: what-if settings applied to the file as written (`--set`, a scenario), as their text
     settings: tuple[str, ...] = ()
-    #: blocks (their definitions), block calls and repeats (frontend.blocks)
-    blocks: dict[str, object] = field(default_factory=dict)
+    #: blocks (their signatures), block calls and repeats (frontend.blocks)
+    blocks: dict[str, Block] = field(default_factory=dict)
     instances: dict[str, Instance] = field(default_factory=dict)
     repeats: dict[str, Repeat] = field(default_factory=dict)
 
