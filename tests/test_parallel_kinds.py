@@ -288,3 +288,22 @@ def test_gradient_all_reduce_runs_after_the_pipeline_drains():
     assert a.totals.t_overlap == send_tx + grad_tx
     # upper: the stretched stage, then the gradient all-reduce once
     assert a.totals.t_serial == stretch * sum(stage) + grad_tm + grad_tx
+
+
+def test_derivation_shows_the_bounds_with_the_bubble():
+    from costlang.analysis.derive import derive_bounds
+    from costlang.printers.markdown import MarkdownPrinter
+    a = run("parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    lower, upper = derive_bounds(a)
+    assert (lower.value, upper.value) == (a.totals.t_overlap, a.totals.t_serial)
+    md = MarkdownPrinter(lang="en").doprint(a)
+    assert (r"T_{\mathrm{lower}} &= \frac{m + p - 1}{m} \cdot \left(T_{\mathrm{launch}} + "
+            r"\max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}, T_{\mathrm{comms}}\right)\right)") in md
+    assert r"&\approx \frac{11 \cdot \left(0 + \max\left(" in md       # × (8 + 4 − 1)/8 = 11/8
+    assert "the lower bound assumes communication fully overlapped" in md
+    assert "하한은 통신이 연산·메모리와 완전히 겹친다고" in MarkdownPrinter(lang="ko").doprint(a)
+
+
+def test_no_bounds_without_communication():
+    from costlang.analysis.derive import derive_bounds
+    assert derive_bounds(run("input x: fp16[64, 1024]\noutput y = repeat(2) layer(x)")) == ()

@@ -19,7 +19,7 @@ from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY
 from .verdict import Verdict
 
 __all__ = ["Term", "Name", "Literal", "Step", "TrafficLine", "KernelDerivation", "MeasuredDerivation",
-           "derive_kernel", "derive_totals", "derive_query", "derive_measured", "derive_lets",
+           "derive_kernel", "derive_totals", "derive_bounds", "derive_query", "derive_measured", "derive_lets",
            "unevaluated_subs", "only_reordered", "display_expr"]
 
 
@@ -242,6 +242,29 @@ def derive_totals(a) -> tuple[Step, ...]:
             _step(a, I_T, FLOP_T / BYTE_T, t.intensity,
                   {FLOP_T: a.value(t.flops), BYTE_T: a.value(t.bytes)}, INTENSITY),
             Step(TK_T, None, t.t_kernel if t.t_kernel.free_symbols else None, None, a.value(t.t_kernel), SECOND))
+
+
+def derive_bounds(a) -> tuple[Step, ...]:
+    """Many chips: the lower bound (communication fully overlapped) and the upper bound (nothing
+    overlapped) over the sums, × (m + p − 1)/m with pipeline stages; () without communication."""
+    from .comms import once_per_step, pipeline_stretch
+    t = a.totals
+    if t.t_overlap is None:
+        return ()
+    stretch = pipeline_stretch(a.program)
+    lower_t, upper_t, stretch_t = Term("T_lower"), Term("T_upper"), Term("stretch")
+    env = {TL_T: a.value(t.t_launch), TC_T: a.value(t.t_compute), TM_T: a.value(t.t_memory),
+           TCOMMS_T: a.value(t.t_comms), stretch_t: a.value(stretch)}
+    with sympy.evaluate(False):
+        lower = sympy.Add(TL_T, sympy.Function("max")(TC_T, TM_T, TCOMMS_T))
+        upper = sympy.Add(TL_T, TC_T, TM_T, TCOMMS_T)
+        if stretch != 1:
+            lower, upper = sympy.Mul(stretch_t, lower), sympy.Mul(stretch_t, upper)
+    if once_per_step(a.program) and stretch != 1:   # the gradient all-reduce sits outside the stretch
+        return (Step(lower_t, None, None, None, a.value(t.t_overlap), SECOND),
+                Step(upper_t, None, None, None, a.value(t.t_serial), SECOND))
+    return (Step(lower_t, lower, None, unevaluated_subs(lower, env), a.value(t.t_overlap), SECOND),
+            Step(upper_t, upper, None, unevaluated_subs(upper, env), a.value(t.t_serial), SECOND))
 
 
 # --- queries: the query's own expression, shown as the file wrote it -------------------------

@@ -256,9 +256,11 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     def _print_Totals(self, t, analysis, **_) -> str:
         steps = derive.derive_totals(analysis)
         words = self._verdict_words(t.bound)
-        return "\n\n".join([self.heading(self._say("totals", launches=t.launches), 2),
-                            self._steps(steps), self.paragraph(self.bold(self._say("verdict_title"))
-                                                               + ": " + words)])
+        blocks = [self.heading(self._say("totals", launches=t.launches), 2), self._steps(steps)]
+        bounds = derive.derive_bounds(analysis)
+        if bounds:
+            blocks += [self.paragraph(self._say("bounds")), self._steps(list(bounds))]
+        return "\n\n".join(blocks + [self.paragraph(self.bold(self._say("verdict_title")) + ": " + words)])
 
     def _verdict_words(self, v: Verdict) -> str:
         """A verdict in words (printers.verdicts), its conditions in math."""

@@ -40,6 +40,7 @@ TERM_TEX = {
     # collectives (α–β, issue 14)
     "p": "p", "sent": r"\mathrm{sent}", "steps": r"\mathrm{steps}", "BW_link": r"\mathrm{BW}_{\mathrm{link}}",
     "alpha": r"\alpha", "links": r"\mathrm{links}", "T_comms": r"T_{\mathrm{comms}}",
+    "T_lower": r"T_{\mathrm{lower}}", "T_upper": r"T_{\mathrm{upper}}", "stretch": r"\frac{m + p - 1}{m}",
 }
 # result functions of the language, as the recipe names them
 FUNCTION_TEX = {

@@ -89,6 +89,9 @@ _EN = {
     "regime_map": "Where each kernel turns from one bound to the other, as {x} varies:",
     "map_fixed": "{kernel}: {verdict} for every {x}",
     "totals": "Whole program ({launches} kernel launches)",
+    "bounds": ("Many chips, per chip: the lower bound assumes communication fully overlapped with compute "
+               "and memory, the upper bound that nothing overlaps (sums over the kernels; with pipeline "
+               "stages × (m + p − 1)/m, the bubble)."),
     "measured": "Measured: kernel {name}, time {time}",
     "queries": "Queries",
     "lets": "Definitions",
@@ -186,6 +189,8 @@ _KO = {
     "regime_map": "{x}에 따라 각 커널의 바운드가 바뀌는 지점:",
     "map_fixed": "{kernel}: 모든 {x}에서 {verdict}",
     "totals": "프로그램 전체 (커널 런치 {launches}회)",
+    "bounds": ("여러 칩, 칩당: 하한은 통신이 연산·메모리와 완전히 겹친다고, 상한은 아무것도 겹치지 않는다고 "
+               "가정한다 (커널 합계; 파이프라인 단계가 있으면 버블 때문에 × (m + p − 1)/m)."),
     "measured": "실측: 커널 {name}, 시간 {time}",
     "queries": "구하는 값",
     "lets": "정의",
