@@ -63,11 +63,17 @@ def _analysis(args):
 
 def _compare(args) -> str:
     from .analysis.whatif import baseline_text, compare_analyses, parse_scenario, scenario_analysis
+    from .budget import time_budget
+    from .errors import Source, Span
     base = _analysis(args)
     named = [("baseline", baseline_text(base), base)]
-    for text in args.scenario:
-        name, settings = parse_scenario(text)
-        named.append((name, text, scenario_analysis(base, settings)))
+    first = args.scenario[0] if args.scenario else ""
+    n = len(args.scenario)
+    with time_budget(None, f"comparing {n} scenario{'s' * (n != 1)}",  # one budget for all, as in a file
+                     Span(Source("--scenario", first), 1, 1, 1, len(first) + 1)):
+        for text in args.scenario:
+            name, settings = parse_scenario(text)
+            named.append((name, text, scenario_analysis(base, settings)))
     c = compare_analyses(named)
     if args.json:
         from .printers.whatif import comparison_dict
@@ -100,6 +106,10 @@ def _check_grid(axes, texts) -> None:
     import math
 
     from .analysis.sweep import MAX_GRID, SweepError, arg_span
+    for i, a in enumerate(axes):
+        if any(b.name == a.name for b in axes[:i]):   # the table would show it twice, with the last one winning
+            raise SweepError(f"{a.name} is swept twice", arg_span("--over", texts[i]),
+                             f"give each symbol one --over (a list such as {a.name}=1,8,64 takes any values)")
     if math.prod(len(a.values) for a in axes) > MAX_GRID:
         raise SweepError(f"a sweep has at most {MAX_GRID} points in all, not "
                          f"{' × '.join(str(len(a.values)) for a in axes)}", arg_span("--over", texts[-1]),

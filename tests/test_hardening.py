@@ -281,3 +281,131 @@ def test_thousands_of_unknown_names_keep_their_hints_cheap(cli):
     assert err.split("\n")[:4] == ["t.cost:3005:12: error: unknown name 'nmae_0'", " 3005 | query q0 = nmae_0",
                                    "      |            ^^^^^^", "  = hint: did you mean 'name_0'?"]
     assert err.rstrip().endswith("... and 2950 more errors")
+
+
+# --- 5. internal errors, found again by the campaign and the list -----------------------------------
+
+def test_attainable_of_a_program_without_kernels_has_a_hint_not_a_crash(cli):
+    # the hint named the first kernel: IndexError when there is none
+    for query, column_end in (("attainable()", 19), ("fraction_of_peak()", 25)):
+        status, _, err = cli(H + f"query {query}\n", "run", "t.cost")
+        lines = err.split("\n")
+        assert status == 2
+        assert lines[0] == f"t.cost:2:7: error: {query[:-2]}() is a figure of one kernel, not of the whole program"
+        assert lines[2] == "   |       " + "^" * (column_end - 7)
+        assert lines[3] == "  = hint: this program has no kernels yet: compute a tensor, then name its kernel"
+
+
+@pytest.mark.parametrize("args", [["run"], ["derive"], ["run", "--json"]])
+def test_a_solve_sympy_has_no_method_for_is_a_positioned_error(cli, args):
+    # floor, ceil, min, sqrt and log2 of N together: sympy.solve raises NotImplementedError
+    text = (H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"
+            "solve s: floor(N/3) + ceil(sqrt(N)) + min(N, 7) + log2(N) = 100 for N\n")
+    status, out, err = cli(text, *args[:1], *args[1:], "t.cost")
+    assert status == 2 and out == ""
+    assert err.startswith("t.cost:5:1: error: cannot solve floor(N/3) + ceil(sqrt(N)) + min(N, 7) + log2(N) = 100 "
+                          "for N exactly: sympy has no method for this mix of functions\n")
+    assert "= hint: take the solve out and sweep N instead" in err
+
+
+def test_an_import_string_never_drives_the_terminal(cli):
+    status, _, err = cli(H + 'import "\x1b]52;c;aGk=\x07.cost"\n', "check", "t.cost")
+    assert status == 2 and "\x1b" not in err and "\x07" not in err
+    assert err.startswith('t.cost:2:1: error: cannot import "\\u001b]52;c;aGk=\\u0007.cost"')
+
+
+# --- 2. hangs: a 400-digit value, solves stated again, and one budget per statement ------------------
+
+def test_a_400_digit_literal_that_does_not_factor_prints_at_once(cli):
+    digits = "1291417776317066907439150008063608377835" * 10  # 400 digits, the most a literal may have
+    status, out, _ = cli(H + f"query big = {digits}\n", "run", "t.cost")
+    assert status == 0 and "  big = ≈ 1.291e+399\n" in out
+    status, out, _ = cli(None, "run", "--json", "t.cost")
+    assert status == 0 and json.loads(out)["queries"][0]["value"] == "1.2914177763170669e+399"
+
+
+def test_a_solve_stated_again_is_answered_once(cli, monkeypatch):
+    from costlang.analysis import solve as solve_module
+    calls = []
+    real = solve_module.solve
+    monkeypatch.setattr(solve_module, "solve", lambda *a, **k: calls.append(a[1].name) or real(*a, **k))
+    again = 'solve "fits": nbytes(x) = 1 GB for N\n'
+    text = (H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n" + again * 19
+            + 'solve "other": nbytes(y) = 2 GB for N\n')
+    status, out, err = cli(text, "run", "--json", "t.cost")
+    assert status == 0, err
+    assert calls == ["fits", "other"]  # 20 statements, 2 different ones (the fuzzer's repeated lines)
+    solves = json.loads(out)["solves"]
+    # nbytes(x) = 2·N B = 10^9 B at N = 5·10^8; nbytes(y) = 2·N B = 2·10^9 B at N = 10^9
+    assert [(s["name"], s["values"]) for s in solves] == [("fits", [500000000])] * 19 + [("other", [1000000000])]
+
+
+def _endless(*args, **kwargs):
+    import sympy
+    x = sympy.Symbol("x")
+    while True:
+        sympy.expand((x + 1) ** 8)
+
+
+def test_solve_regimes_has_one_budget_for_all_its_kernels(cli, monkeypatch):
+    # was 5 s per kernel (29 s for 30 matmuls): each kernel's crossing now spends the statement's budget
+    from costlang.analysis import solve as solve_module
+    monkeypatch.setattr(solve_module, "_solve_sides", _endless)
+    text = H + "fusion none\ndim N\ninput x: fp16[N]\ny = relu(x)\nz = relu(y)\nw = relu(z)\nsolve r: regimes for N\n"
+    status, _, err = cli(text, "run", "t.cost", "--time-budget", "0.2")
+    assert status == 2
+    assert err.startswith("t.cost:8:1: error: the regimes of 'r' (3 kernels) did not finish within the time "
+                          "budget of 0.2 s of CPU time\n")
+
+
+def test_a_compare_has_one_budget_for_all_its_scenarios(cli, monkeypatch):
+    from costlang.analysis import whatif
+    monkeypatch.setattr(whatif, "scenario_analysis", _endless)
+    text = RELU + "scenario a { N = 8 }\nscenario b { N = 16 }\ncompare a, b\n"
+    status, _, err = cli(text, "run", "t.cost", "--time-budget", "0.2")
+    assert status == 2
+    assert err.startswith("t.cost:7:1: error: comparing 2 scenarios did not finish within the time budget of 0.2 s")
+    status, _, err = cli(RELU, "compare", "t.cost", "--scenario", "a: N=8", "--scenario", "N=16",
+                         "--time-budget", "0.2")
+    assert status == 2
+    assert err.startswith("--scenario:1:1: error: comparing 2 scenarios did not finish within the time budget of 0.2 s")
+
+
+def test_a_symbol_swept_twice_is_an_error(cli):
+    # the table showed N twice and the second range won
+    status, _, err = cli(FREE2, "sweep", "t.cost", "--over", "N=1..8", "--over", "N=1..4")
+    assert status == 2 and err.startswith("--over:1:1: error: N is swept twice\n 1 | N=1..4\n")
+
+
+# --- every limit, the same way in every subcommand ----------------------------------------------------
+
+FREE = H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"  # lines 1-4
+LIMITS = {  # the fifth line (or more) and the first line of its error
+    "literal": ("query q = 1" + "0" * 400 + "\n", "t.cost:5:11: error: the number "
+                "'1000000000000000000000000000000000000000' is too large to work with exactly"),
+    "exact value": ("query q = 2^(2^100)\n", "t.cost:5:11: error: '2^(2^100)' is too large to compute exactly"),
+    "expression": ("let x0 = N\n" + "".join(f"let x{i} = x{i - 1} * x{i - 1} + N\n" for i in range(1, 9))
+                   + "query x8\n", "t.cost:13:10: error: 'x7 * x7' makes an expression too large to analyse "
+                   "(a polynomial of degree 128)"),
+    "nesting": ("query q = " + "-(" * 101 + "1" + ")" * 101 + "\n",
+                "t.cost:5:11: error: this expression nests operators or calls more than 100 deep"),
+    "time": ("".join(f"let v{i} = {i} * 2\n" for i in range(20000)),
+             "t.cost:1:1: error: parsing t.cost did not finish within the time budget of 0.05 s of CPU time"),
+}
+SUBCOMMANDS = {
+    "check": ["check", "t.cost"], "run": ["run", "t.cost"], "run --json": ["run", "--json", "t.cost"],
+    "derive md en": ["derive", "t.cost"], "derive md ko": ["derive", "--lang", "ko", "t.cost"],
+    "derive latex en": ["derive", "--format", "latex", "t.cost"],
+    "derive latex ko standalone": ["derive", "--format", "latex", "--lang", "ko", "--standalone", "t.cost"],
+    "plot": ["plot", "t.cost", "-o", "p.svg"], "sweep": ["sweep", "t.cost", "--over", "N=1..4"],
+    "compare": ["compare", "t.cost", "--scenario", "N=2"],
+}
+
+
+@pytest.mark.parametrize("limit", sorted(LIMITS))
+def test_every_limit_is_enforced_the_same_way_in_every_subcommand(cli, limit):
+    line, first = LIMITS[limit]
+    budget = ["--time-budget", "0.05"] if limit == "time" else []
+    for name, args in SUBCOMMANDS.items():
+        status, out, err = cli(FREE + line, *args, *budget)
+        assert (status, out, err.split("\n")[0]) == (2, "", first), name

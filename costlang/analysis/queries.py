@@ -128,8 +128,9 @@ class _QueryScope:
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
-                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program",
-                                    node.span, f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`")
+                hint = (f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`" if self.a.kernels else
+                        "this program has no kernels yet: compute a tensor, then name its kernel")
+                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program", node.span, hint)
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
         if f == "comms_bytes":
             target = self._target(node, allow_none=True)

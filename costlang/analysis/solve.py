@@ -18,7 +18,7 @@ reasons, limits, approximations) are in `solve_notes`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import sympy
@@ -105,14 +105,26 @@ class RegimeMap:
 
 
 def answer_solves(analysis) -> tuple:
-    return tuple(solve(analysis, s) for s in analysis.program.solves)
+    setups: dict = {}   # solves for the same X share its analysis (and its general form)
+    answers: dict = {}  # a solve stated again (same sides, relation and X) is answered once
+    out = []
+    for s in analysis.program.solves:
+        key = (s.relation, s.target.id) + ((_text(s.lhs), _text(s.rhs)) if s.relation != "regimes" else ())
+        if "…" in key or key not in answers:
+            answers[key] = solve(analysis, s, setups)
+        out.append(replace(answers[key], name=s.name, span=s.span))
+    return tuple(out)
 
 
-def solve(analysis, s: ast.Solve):
-    """Answer one solve statement over an analysis."""
-    setup = _setup(analysis, s.target)
-    if s.relation == "regimes":
-        return _regime_map(analysis, setup, s)
+def solve(analysis, s: ast.Solve, setups: Optional[dict] = None):
+    """Answer one solve statement over an analysis (`setups`: X → its setup, filled as they are made)."""
+    setups = {} if setups is None else setups
+    if s.target.id not in setups:
+        setups[s.target.id] = _setup(analysis, s.target)
+    setup = setups[s.target.id]
+    if s.relation == "regimes":   # one budget for the whole map, however many kernels it has
+        with time_budget(None, lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})", s.span):
+            return _regime_map(analysis, setup, s)
     lhs, rhs = evaluate_in(setup.an, s.lhs), evaluate_in(setup.an, s.rhs)
     if lhs.unit != rhs.unit and not _plain_number(lhs) and not _plain_number(rhs):
         raise UnitError(f"the two sides of the solve differ: {unit_words(lhs.unit)} and "
@@ -144,6 +156,8 @@ class _Setup:
     unit: Unit
     an: object        # the analysis with X free
     was_bound: Optional[sympy.Expr]
+    #: the analysis in b, I* and BW with its legend, made once (`solve regimes` asks for every kernel)
+    general: list = field(default_factory=list, compare=False, repr=False)
 
 
 def _setup(analysis, target: ast.Name) -> _Setup:
@@ -216,8 +230,14 @@ def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) ->
     eq, bindings = _equation(st, s, sides), st.an.bindings
     x, closed, exact = eq.x, eq.closed, eq.exact
     with time_budget(None, f"solving {s.name!r}", s.span):
-        found, roots, regimes, cases = _numeric_answer(eq, bindings, words) if eq.numeric \
-            else _symbolic_answer(eq, words)
+        try:
+            found, roots, regimes, cases = _numeric_answer(eq, bindings, words) if eq.numeric \
+                else _symbolic_answer(eq, words)
+        except NotImplementedError:   # sympy has no method (floor, ceil and log of X together)
+            raise SolveError(f"cannot solve {texts[0]} {s.relation} {texts[1]} for {st.symbol.name} exactly: "
+                             "sympy has no method for this mix of functions", s.span,
+                             f"take the solve out and sweep {st.symbol.name} instead (`costlang sweep FILE --over "
+                             f"{st.symbol.name}=1..4096:pow2`) and read the crossing off the table") from None
     values = tuple(r for r, _ in found) if eq.numeric else tuple(None for _ in roots)
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
                                             ((), (), None), s.span)
@@ -304,8 +324,11 @@ def _general(analysis, st: _Setup, x, found, general_sides):
     """The roots in b, Istar and BW (dtype sizes and hardware made symbolic), matched to `found`."""
     if st.kind in HARDWARE_TARGETS:
         return (), (), None
-    program, legend = generalize(st.an.program, st.an.hardware)
-    an = analyze_with_queries(program, fusion=analysis.fusion, hardware=st.an.hardware.name)
+    if not st.general:
+        program, legend = generalize(st.an.program, st.an.hardware)
+        st.general.append((legend, analyze_with_queries(program, fusion=analysis.fusion,
+                                                         hardware=st.an.hardware.name)))
+    legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
     values = {item.symbol: item.value for item in legend}
@@ -442,6 +465,10 @@ def _regime_map(analysis, st: _Setup, s: ast.Solve) -> RegimeMap:
 
 
 # --- words -------------------------------------------------------------------------------------
+
+def _count(items, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
 
 def _text(expr: ast.Expr) -> str:
     s = expr.span

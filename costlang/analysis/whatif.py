@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 import sympy
 
+from ..budget import time_budget
 from ..errors import CostSyntaxError, Source, Span
 from ..frontend import ast
 from ..ir.program import Value
@@ -104,15 +105,23 @@ def _pinned(program, analysis):
 def answer_compares(analysis) -> tuple[Comparison, ...]:
     out = []
     for c in analysis.program.compares:
-        named = []
-        for n in c.scenarios:
-            if n.id == "baseline":
-                named.append(("baseline", baseline_text(analysis), analysis))
-            else:
-                sc = analysis.program.scenarios[n.id]
-                named.append((n.id, settings_text(sc.settings), scenario_analysis(analysis, sc.settings)))
+        n = len(c.scenarios)
+        with time_budget(None, f"comparing {n} scenario{'s' * (n != 1)}", c.span):  # one budget for all of them
+            named = _scenarios(analysis, c)
         out.append(compare_analyses(named, c.span))
     return tuple(out)
+
+
+def _scenarios(analysis, c) -> list:
+    """(name, settings text, Analysis) for each scenario of a compare statement."""
+    named = []
+    for n in c.scenarios:
+        if n.id == "baseline":
+            named.append(("baseline", baseline_text(analysis), analysis))
+        else:
+            sc = analysis.program.scenarios[n.id]
+            named.append((n.id, settings_text(sc.settings), scenario_analysis(analysis, sc.settings)))
+    return named
 
 
 def compare_analyses(named, span: Optional[Span] = None) -> Comparison:

@@ -12,10 +12,11 @@ failure its command, its text and (with --minimize) a minimal text that fails th
 
 Cases run in forked worker processes that call `costlang.cli.main` directly (no new interpreter
 per case). A case fails when it ends in an internal error (exit 1 or an exception out of `main`),
-when it uses more than `--cpu-limit` seconds of CPU time (or 20 times that in wall time: a hang
-outside the CPU, e.g. on a pipe), when `--json` output holds NaN or Infinity, or when output
-carries a terminal control character. Workers run with a memory limit, so a blow-up is a
-MemoryError (an internal error) rather than the machine's out-of-memory killer.
+when it uses more than `--cpu-limit` seconds of CPU time (or waits 20 times that in wall time: a
+hang outside the CPU, e.g. on a pipe; time runnable but starved by a busy machine does not count),
+when `--json` output holds NaN or Infinity, or when output carries a terminal control character.
+Workers run with a memory limit, so a blow-up is a MemoryError (an internal error) rather than
+the machine's out-of-memory killer.
 """
 from __future__ import annotations
 
@@ -220,13 +221,14 @@ def _worker(conn, workdir: str) -> None:
         conn.send(result)
 
 
-def _cpu_seconds(pid: int) -> Optional[float]:
-    """CPU time (user + system) of a process, from /proc; None where /proc is not there."""
+def _cpu_seconds(pid: int) -> tuple[Optional[float], bool]:
+    """CPU time (user + system) of a process, and whether it is waiting (not running or runnable),
+    from /proc; (None, True) where /proc is not there."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), fields[0] != "R"
     except (OSError, IndexError, ValueError):
-        return None
+        return None, True
 
 
 class Campaign:
@@ -263,15 +265,17 @@ class Campaign:
         if self._proc is None or not self._proc.is_alive():
             self._start()
         self._conn.send((text, list(argv)))
-        start_cpu = _cpu_seconds(self._proc.pid) or 0.0
-        started = time.monotonic()
-        while not self._conn.poll(0.05):
-            cpu = _cpu_seconds(self._proc.pid)
-            wall = time.monotonic() - started
+        start_cpu = _cpu_seconds(self._proc.pid)[0] or 0.0
+        started = last = time.monotonic()
+        waited = 0.0  # wall time spent waiting (blocked on a pipe, say); time spent runnable on a busy
+        while not self._conn.poll(0.05):  # machine, starved of CPU by other work, does not count
+            cpu, waiting = _cpu_seconds(self._proc.pid)
+            now = time.monotonic()
+            waited, last, wall = waited + (now - last if waiting else 0.0), now, now - started
             if not self._proc.is_alive():
                 self.stop()
                 return Result(INTERNAL, None, "the worker died (out of memory, or a crash)")
-            if (cpu is not None and cpu - start_cpu > self.cpu_limit) or wall > 20 * self.cpu_limit:
+            if (cpu is not None and cpu - start_cpu > self.cpu_limit) or waited > 20 * self.cpu_limit:
                 self.stop()
                 return Result(TIMEOUT, None, f"ran past {self.cpu_limit:g} s of CPU time ({wall:.0f} s wall)")
         try:
