@@ -319,7 +319,7 @@ def test_an_import_string_never_drives_the_terminal(cli):
 def test_a_400_digit_literal_that_does_not_factor_prints_at_once(cli):
     digits = "1291417776317066907439150008063608377835" * 10  # 400 digits, the most a literal may have
     status, out, _ = cli(H + f"query big = {digits}\n", "run", "t.cost")
-    assert status == 0 and "  big = ≈ 1.291e+399\n" in out
+    assert status == 0 and "  big ≈ 1.291e+399\n" in out
     status, out, _ = cli(None, "run", "--json", "t.cost")
     assert status == 0 and json.loads(out)["queries"][0]["value"] == "1.2914177763170669e+399"
 
@@ -352,23 +352,23 @@ def test_solve_regimes_has_one_budget_for_all_its_kernels(cli, monkeypatch):
     from costlang.analysis import solve as solve_module
     monkeypatch.setattr(solve_module, "_solve_sides", _endless)
     text = H + "fusion none\ndim N\ninput x: fp16[N]\ny = relu(x)\nz = relu(y)\nw = relu(z)\nsolve r: regimes for N\n"
-    status, _, err = cli(text, "run", "t.cost", "--time-budget", "0.2")
+    status, _, err = cli(text, "run", "t.cost", "--time-budget", "1")
     assert status == 2
     assert err.startswith("t.cost:8:1: error: the regimes of 'r' (3 kernels) did not finish within the time "
-                          "budget of 0.2 s of CPU time\n")
+                          "budget of 1 s of CPU time\n")
 
 
 def test_a_compare_has_one_budget_for_all_its_scenarios(cli, monkeypatch):
     from costlang.analysis import whatif
     monkeypatch.setattr(whatif, "scenario_analysis", _endless)
     text = RELU + "scenario a { N = 8 }\nscenario b { N = 16 }\ncompare a, b\n"
-    status, _, err = cli(text, "run", "t.cost", "--time-budget", "0.2")
+    status, _, err = cli(text, "run", "t.cost", "--time-budget", "1")
     assert status == 2
-    assert err.startswith("t.cost:7:1: error: comparing 2 scenarios did not finish within the time budget of 0.2 s")
+    assert err.startswith("t.cost:7:1: error: comparing 2 scenarios did not finish within the time budget of 1 s")
     status, _, err = cli(RELU, "compare", "t.cost", "--scenario", "a: N=8", "--scenario", "N=16",
-                         "--time-budget", "0.2")
+                         "--time-budget", "1")
     assert status == 2
-    assert err.startswith("--scenario:1:1: error: comparing 2 scenarios did not finish within the time budget of 0.2 s")
+    assert err.startswith("--scenario:1:1: error: comparing 2 scenarios did not finish within the time budget of 1 s")
 
 
 def test_a_symbol_swept_twice_is_an_error(cli):

@@ -123,7 +123,8 @@ def solve(analysis, s: ast.Solve, setups: Optional[dict] = None):
         setups[s.target.id] = _setup(analysis, s.target)
     setup = setups[s.target.id]
     if s.relation == "regimes":   # one budget for the whole map, however many kernels it has
-        with time_budget(None, lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})", s.span):
+        what = lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})"  # noqa: E731
+        with time_budget(None, what, s.span):
             return _regime_map(analysis, setup, s)
     lhs, rhs = evaluate_in(setup.an, s.lhs), evaluate_in(setup.an, s.rhs)
     if lhs.unit != rhs.unit and not _plain_number(lhs) and not _plain_number(rhs):
