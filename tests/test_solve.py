@@ -47,7 +47,7 @@ def test_decode_crossing_closed_form_value_and_whole_batches(analyze_example):
     assert {(i.symbol.name, i.value) for i in r.legend} == {("b", 2), ("Istar", 500)}
     assert [(g.words, g.lower, g.upper) for g in r.regimes] == [
         ("memory-bound", None, R(512000, 899)), ("compute-bound", R(512000, 899), None)]
-    assert [(w.formula, w.value) for w in r.whole] == [("floor(B*)", 569), ("ceil(B*)", 570)]
+    assert [(w.rounding, w.value) for w in r.whole] == [("floor", 569), ("ceil", 570)]
     assert r.given == ((d, 8192),)
 
 
@@ -93,7 +93,7 @@ def test_exercise_2b_n_star(analyze_example):
     r = solves(analyze_example("roofline/exercises/ex2_gemm_1024.cost"))["n*"]
     assert r.values == (1500,) and r.roots == (1500,)
     assert same(r.general[0], 3 * Istar * b / 2)
-    assert [(w.formula, w.value) for w in r.whole] == [("n* - 1", 1499), ("n* + 1", 1501)]
+    assert [(w.rounding, w.value) for w in r.whole] == [("minus_one", 1499), ("plus_one", 1501)]
 
 
 def test_exercise_3_ratio_is_four_for_any_parameter_count(analyze_example):
@@ -126,7 +126,7 @@ def test_footprint_fits_up_to_floor(analyze_example):
     fp8 = scenario_analysis(base, parse_settings("weights = fp8"))
     r = solves(fp8)["batches that fit"]
     assert r.values == (R(5 ** 9, 2 ** 18),)
-    assert [(w.words, w.value) for w in r.whole][0] == ("largest whole B that fits in memory", 7)
+    assert [(w.largest, w.side, w.value) for w in r.whole][0] == (True, "fits in memory", 7)
     none = solves(base)["batches that fit"].no_crossing      # fp16: 140 GB of weights > 80 GB
     assert (none.extremum, none.value, none.where) == ("inf", 140 * 10 ** 9 + 1342177280, "B = 1")
 
@@ -210,7 +210,7 @@ def test_tokens_per_second_target_and_its_branch(analyze_example):
     a = analyze_example("queries/llm_decode_batch.cost")
     r = solves(a)["batch for 5000 tokens/s"]
     assert r.values == (350,) and r.cases == ("step is memory-bound there",)
-    assert [(w.formula, w.value) for w in r.whole] == [("B* - 1", 349), ("B* + 1", 351)]
+    assert [(w.rounding, w.value) for w in r.whole] == [("minus_one", 349), ("plus_one", 351)]
     (limit,) = r.limits
     assert limit.value == R(50000, 7)
     text = GEMM_DECODE + 'solve "fast": B / t_kernel(step) = 8000 for B\nsolve "T": t_kernel(step) = 0.1 s for B\n'
@@ -337,3 +337,41 @@ def test_the_approximation_line_states_its_error_and_the_rule(analyze_example):
     assert r.approximations[0].error == R(500 * 899, 512000) - 1
     assert solve_lines(r)[-1] == ("    approximation for d ≫ B* (d → ∞): B* ≈ Istar·b/2 = 500 "
                                   "(exact 512000/899 ≈ 569.5; 12.2 % low; shown when within 25 %)")
+
+
+def solve_in(text):
+    (r,) = load_string(text, "t.cost").analyze().solves
+    return r
+
+
+CUBIC = ("use hardware chapter_gpu\ndim n\ninput x: fp16[n]\ny = custom(x) { flops = 501*n^3 - 600*n^2 + "
+         "90000*n + 4996000000; reads = n^3; writes = 10^7 }\n")
+
+
+def test_a_touching_root_does_not_change_the_whole_number_answers():
+    # issue 9 item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) (I* = 500): memory-bound below 400
+    # (balanced at the touching root 100), compute-bound above: 399 and 401, not 99 and 101
+    r = solve_in(CUBIC + "solve intensity(y) = critical_intensity(y) for n\n")
+    assert r.values == (100, 400)
+    assert [(g.upper, g.words) for g in r.regimes] == [(400, "memory-bound"), (None, "compute-bound")]
+    assert [(w.largest, w.side, w.value) for w in r.whole] == [(True, "memory-bound", 399),
+                                                             (False, "compute-bound", 401)]
+    below = solve_in(CUBIC + "solve intensity(y) < critical_intensity(y) for n\n")
+    # strictly below only where I < I*: (0, 400) without the touching root n = 100
+    assert below.solution == sympy.Union(sympy.Interval.open(0, 100), sympy.Interval.open(100, 400))
+    at_most = solve_in(CUBIC + "solve intensity(y) <= critical_intensity(y) for n\n")
+    assert at_most.solution == sympy.Interval.Lopen(0, 400)
+
+
+FITS = ("hardware big : chapter_gpu { memory HBM { capacity = 80 GB } }\nuse hardware big\nparam P = 70e9\n"
+        "dim B\nweight W: fp8[P]\ninput kv: fp8[B, 1000000000]\ny = custom(W, kv) { flops = 2 * P * B; "
+        "math = fp16 }\n")
+
+
+def test_fitting_is_the_same_whichever_way_round_the_relation_is_written():
+    # issue 9 item 2: 70e9 fp8 weights (70 GB) + B·10⁹ B of cache in 80 GB: B* = 10 fits exactly
+    for text in ("solve capacity() >= footprint() for B", "solve footprint() <= capacity() for B"):
+        r = solve_in(FITS + text + "\n")
+        assert r.values == (10,) and r.solution == sympy.Interval.Lopen(0, 10)
+        assert [(w.largest, w.value) for w in r.whole] == [(True, 10), (False, 11)]
+        assert r.whole[0].side == "fits in memory" and r.whole[1].side == "does not fit in memory"

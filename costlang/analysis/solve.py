@@ -38,10 +38,11 @@ from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generali
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
            "RegimeMap", "solve", "answer_solves", "HARDWARE_TARGETS"]
 
-# (lhs function, rhs function) → (words where lhs < rhs, where lhs > rhs, lhs = rhs counts as below)
-_PAIRS = {("intensity", "critical_intensity"): ("memory-bound", "compute-bound", False),
-          ("t_memory", "t_compute"): ("compute-bound", "memory-bound", False),
-          ("footprint", "capacity"): ("fits in memory", "does not fit in memory", True)}
+# (lhs function, rhs function) → (regime where lhs < rhs, where lhs > rhs, the sign of lhs − rhs whose
+# regime also takes lhs = rhs: −1 footprint = capacity fits; 0 at I = I* neither, it is balanced)
+_PAIRS = {("intensity", "critical_intensity"): ("memory-bound", "compute-bound", 0),
+          ("t_memory", "t_compute"): ("compute-bound", "memory-bound", 0),
+          ("footprint", "capacity"): ("fits in memory", "does not fit in memory", -1)}
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,11 @@ class Regime:
 
 @dataclass(frozen=True)
 class WholeAnswer:
-    words: str     # e.g. "smallest whole B that is compute-bound"
-    formula: str   # e.g. "ceil(B*)"
+    """The largest whole X below a crossing X* (or the smallest above it) in the regime `side`."""
+    largest: bool
+    side: str             # the regime's name (`Regime.words`) on that side of X*
+    crossing: sympy.Expr  # X*, exact
+    rounding: str         # how `value` follows from X*: "floor", "ceil", "minus_one", "plus_one"
     value: sympy.Integer
 
 
@@ -394,26 +398,22 @@ def _between(lo, hi) -> sympy.Expr:
 
 
 def _whole(st: _Setup, values, regimes, words) -> tuple[WholeAnswer, ...]:
-    """For a dim: the last whole number below and the first above each crossing."""
+    """For a dim: the last whole number below and the first above each change of regime (a
+    touching root, where the regime is the same on both sides, is no change)."""
     if st.kind != "dim" or not values or None in values:
         return ()
-    out, name = [], st.symbol.name
-    for r, (below, above) in zip(values, zip(regimes, regimes[1:])):
-        integer = r.is_integer
-        inclusive = words[2] and below.sign < 0
-        last = sympy.floor(r) if (inclusive or not integer) else r - 1
-        first = sympy.ceiling(r) if not integer else r + 1
+    out, equal = [], words[2]
+    for below, above in zip(regimes, regimes[1:]):
+        r = below.upper
+        if r.is_integer:
+            last, down = (r, "floor") if equal == below.sign else (r - 1, "minus_one")
+            first, up = (r, "ceil") if equal == above.sign else (r + 1, "plus_one")
+        else:
+            (last, down), (first, up) = (sympy.floor(r), "floor"), (sympy.ceiling(r), "ceil")
         if last >= 1:
-            formula = f"floor({name}*)" if (inclusive or not integer) else f"{name}* - 1"
-            out.append(WholeAnswer(f"largest whole {name} that {_is(below.words)}", formula, last))
-        out.append(WholeAnswer(f"smallest whole {name} that {_is(above.words)}",
-                               f"ceil({name}*)" if not integer else f"{name}* + 1", first))
+            out.append(WholeAnswer(True, below.words, r, down, last))
+        out.append(WholeAnswer(False, above.words, r, up, first))
     return tuple(out)
-
-
-def _is(words: str) -> str:
-    """'is memory-bound', but 'fits in memory' (regime words used as a predicate)."""
-    return words if words.split()[0] in ("fits", "does") else f"is {words}"
 
 
 def _solution(s, regimes, values, x) -> Optional[sympy.Set]:
@@ -423,6 +423,13 @@ def _solution(s, regimes, values, x) -> Optional[sympy.Set]:
         return None
     want = -1 if rel in ("<", "<=") else 1
     closed = rel in ("<=", ">=")
+    points = [v for v in values if v is not None]
+    if points:  # exact roots: a root inside a regime (a touching one) holds only for <= and >=
+        parts = [sympy.Interval.open(r.lower if r.lower is not None else 0, r.upper if r.upper is not None
+                                     else sympy.oo) for r in regimes if r.sign == want]
+        inside = sympy.Union(*parts) if parts else sympy.EmptySet
+        roots = sympy.FiniteSet(*points)
+        return sympy.Union(inside, roots) if closed else sympy.Complement(inside, roots)
     parts = [sympy.Interval(r.lower if r.lower is not None else 0, r.upper if r.upper is not None else sympy.oo,
                             left_open=not (closed and r.lower is not None), right_open=not closed)
              for r in regimes if r.sign == want]
@@ -478,12 +485,12 @@ def _text(expr: ast.Expr) -> str:
     return s.source.line(s.line)[s.column - 1: s.end_column - 1]
 
 
-def _words(s: ast.Solve, texts) -> tuple[str, str, bool]:
+def _words(s: ast.Solve, texts) -> tuple[str, str, int]:
     """Regime names for lhs < rhs and lhs > rhs: the roofline's words where they apply."""
     funcs = tuple(e.func if isinstance(e, ast.Call) else None for e in (s.lhs, s.rhs))
     if funcs in _PAIRS:
         return _PAIRS[funcs]
-    if funcs[::-1] in _PAIRS:
-        below, above, inclusive = _PAIRS[funcs[::-1]]
-        return above, below, False
-    return f"{texts[0]} < {texts[1]}", f"{texts[0]} > {texts[1]}", False
+    if funcs[::-1] in _PAIRS:   # rhs − lhs: the regimes swap sides, and so does the equality
+        below, above, equal = _PAIRS[funcs[::-1]]
+        return above, below, -equal
+    return f"{texts[0]} < {texts[1]}", f"{texts[0]} > {texts[1]}", 0

@@ -189,18 +189,16 @@ class SolveDerivation:
         return self._say("holds", where=self._say("or").join(parts))
 
     def _whole(self, r) -> str:
-        """The last whole X below each crossing and the first above it, with ⌊X*⌋ / ⌈X*⌉."""
-        answers, items = list(r.whole), []
-        for i, (v, (below, above)) in enumerate(zip(r.values, zip(r.regimes, r.regimes[1:]))):
+        """The last whole X below each change of regime and the first above it (analysis.solve's
+        answers), with ⌊X*⌋, ⌈X*⌉, X* − 1 or X* + 1."""
+        items = []
+        for w in r.whole:
+            i = next((i for i, v in enumerate(r.values) if v is not None and v == w.crossing), 0)
             star = self._star(r, i)
-            if answers and v is not None and answers[0].value <= v:
-                w = answers.pop(0)
-                form = rf"\left\lfloor {star} \right\rfloor" if w.value == sympy.floor(v) else f"{star} - 1"
-                items.append(self._whole_item("whole_largest", r, below.words, form, w.value))
-            if answers and v is not None:
-                w = answers.pop(0)
-                form = rf"\left\lceil {star} \right\rceil" if not v.is_integer else f"{star} + 1"
-                items.append(self._whole_item("whole_smallest", r, above.words, form, w.value))
+            form = {"floor": rf"\left\lfloor {star} \right\rfloor", "ceil": rf"\left\lceil {star} \right\rceil",
+                    "minus_one": f"{star} - 1", "plus_one": f"{star} + 1"}[w.rounding]
+            items.append(self._whole_item("whole_largest" if w.largest else "whole_smallest", r, w.side, form,
+                                          w.value))
         if not items:
             return ""
         return self.paragraph(self._say("whole", x=self.math(self._x(r)))) + "\n\n" + self.items(items)

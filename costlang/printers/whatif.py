@@ -101,7 +101,7 @@ def _equation_lines(r: SolveResult) -> list[str]:
         out.append(f"    {_regime_text(r)}")
     if r.solution is not None:
         out.append(f"    holds for {_set_text(r.solution, x, r.unit)}")
-    out += [f"    {w.words}: {w.formula} = {w.value}" for w in r.whole]
+    out += [f"    {whole_words(r, w)}: {whole_formula(r, w)} = {w.value}" for w in r.whole]
     out += [_limit_text(r, lim) for lim in r.limits]
     out += [_approx_text(r, ap) for ap in r.approximations]
     return out
@@ -151,6 +151,23 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
     given = f" (here {_given_text(r)})" if r.given else ""
     out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_expr(cond)}{given}" for root, cond in n.conditions]
     return out
+
+
+def whole_words(r, w) -> str:
+    """'largest whole B that is memory-bound', 'smallest whole B that does not fit in memory';
+    with several crossings, which one ('(below n* = 400)')."""
+    side = w.side if w.side.split()[0] in ("fits", "does") else f"is {w.side}"
+    text = f"{'largest' if w.largest else 'smallest'} whole {r.symbol} that {side}"
+    if len({v for v in r.values if v is not None}) > 1:
+        text += f" ({'below' if w.largest else 'above'} {r.symbol}* = {_v(w.crossing)})"
+    return text
+
+
+def whole_formula(r, w) -> str:
+    """floor(B*), ceil(B*), B* - 1 or B* + 1."""
+    star = f"{r.symbol}*"
+    return {"floor": f"floor({star})", "ceil": f"ceil({star})", "minus_one": f"{star} - 1",
+            "plus_one": f"{star} + 1"}[w.rounding]
 
 
 def _range(x, lo: str, lo_op: str, hi: str, hi_op: str) -> str:
@@ -276,7 +293,8 @@ def solve_dict(r) -> dict:
         "values": [_num(v) for v in r.values], "cases": list(r.cases),
         "exact_values": [None if v is None else str(v) for v in r.values],
         "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "words": g.words} for g in r.regimes],
-        "whole": [{"words": w.words, "formula": w.formula, "value": int(w.value)} for w in r.whole],
+        "whole": [{"largest": w.largest, "side": w.side, "crossing": _num(w.crossing), "rounding": w.rounding,
+                   "value": int(w.value)} for w in r.whole],
         "no_crossing": None if r.no_crossing is None else {
             "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
             "where": r.no_crossing.where, "other": r.no_crossing.other,
