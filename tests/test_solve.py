@@ -375,3 +375,16 @@ def test_fitting_is_the_same_whichever_way_round_the_relation_is_written():
         assert r.values == (10,) and r.solution == sympy.Interval.Lopen(0, 10)
         assert [(w.largest, w.value) for w in r.whole] == [(True, 10), (False, 11)]
         assert r.whole[0].side == "fits in memory" and r.whole[1].side == "does not fit in memory"
+
+
+def test_the_large_size_approximation_with_two_free_sizes():
+    # issue 9 item 11: bf16 [B,D]·[D,F], 197 TFLOP/s, 820 GB/s: I* = 197e12/820e9 = 9850/41 ≈ 240.2;
+    # I = 2BDF / (2(BD + DF + BF)) = I* gives B* = 9850·D·F/(41·D·F − 9850·D − 9850·F), which tends
+    # to I* = 9850/41 as D and F grow (each alone leaves the other in it)
+    r = solve_in("hardware chip { peak bf16 = 197 TFLOP/s; memory HBM { bandwidth = 820 GB/s } }\n"
+                 "use hardware chip\ndim B, D, F\ninput x: bf16[B, D]\nweight W: bf16[D, F]\ny = matmul(x, W)\n"
+                 "solve intensity(y) = critical_intensity(y) for B\n")
+    joint = [ap for ap in r.approximations if len(ap.growing) == 2]
+    assert [(tuple(map(str, ap.growing)), ap.expr) for ap in joint] == [(("D", "F"), sympy.Rational(9850, 41))]
+    from costlang.printers.whatif import solve_lines
+    assert "    approximation for D, F ≫ B* (D, F → ∞): B* ≈ Istar = 9850/41 ≈ 240.2" in solve_lines(r)

@@ -115,3 +115,33 @@ def test_json_verdicts_are_structured(tmp_path, capsys):
     assert out["totals"]["bound"] == {"bound": "depends", "level": "HBM", "symbol": "N", "regimes": [
         {"lower": 0, "upper": 4187500, "lower_closed": False, "upper_closed": False, "bound": "launch-bound"},
         {"lower": 4187500, "upper": "inf", "lower_closed": True, "upper_closed": False, "bound": "memory-bound"}]}
+
+
+def test_a_program_without_flops_reads_its_kernels_critical_intensity():
+    # issue 9 item 5: a copy of fp16[1000] on h100_sxm: 0 FLOP, runs on the vector units, so its I* is the
+    # fp16 vector peak over the bandwidth, 66.9e12 / 3.35e12 = 1338/67 ≈ 19.97 — the program's too,
+    # not the first declared peak's (fp64: 67e12 / 3.35e12 = 20)
+    a = analyze("use hardware h100_sxm\ndim N = 1000\ninput x: fp16[N]\ny = copy(x)\n")
+    assert a.kernels[0].critical_intensity == R(1338, 67) == a.totals.critical_intensity
+    assert a.totals.bound.bound == Bound.MEMORY
+
+
+def test_a_kernel_without_flops_needs_no_peak():
+    # note_virtual states only fp32 (20 TFLOP/s, 1 TB/s); a cast from fp16 computes nothing: it runs
+    # unfused too, T_compute = 0, T_memory = (2 + 4)·1000 B / 1e12 B/s = 6 ns, memory-bound
+    m = load_string("use hardware note_virtual\ndim N = 1000\ninput x: fp16[N]\ny = cast(x) as fp32\n", "t.cost")
+    for fusion in ("none", "elementwise"):
+        a = m.analyze(fusion=fusion)
+        (k,) = a.kernels
+        assert k.t_compute == 0 and a.value(k.t_memory) == R(6, 10 ** 9) and k.bound.bound == Bound.MEMORY
+
+
+def test_a_whole_number_threshold_and_a_short_decimal_are_exact():
+    # I = 12500·B / 4008 = 500 at B = 4008/25 = 160.32: a dim says B ≤ 160 (true: B = 160 is memory-bound),
+    # a param says the exact decimal
+    text = CHAPTER + "{kind} B\ninput x: fp16[4]\ny = custom(x) {{ flops = 12500*B; reads = 4008; writes = 0 }}\n"
+    dim = analyze(text.format(kind="dim")).kernels[0].bound
+    assert words(dim) == "memory-bound when B ≤ 160, else compute-bound"
+    assert dim.at(160) == Bound.MEMORY and dim.at(161) == Bound.COMPUTE
+    param = analyze(text.format(kind="param")).kernels[0].bound
+    assert words(param) == "memory-bound when B < 160.32, balanced at B = 160.32, else compute-bound"

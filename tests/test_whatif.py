@@ -132,3 +132,15 @@ def test_a_setting_that_would_blow_up_a_bound_power_is_refused(tmp_path, capsys)
     assert capsys.readouterr().err.startswith(
         f"{path}:3:5: error: with these settings, dim M = 2^(2^N) would be too large to compute exactly")
     assert main(["run", "--set", "N=4", str(path)]) == 0   # M = 2^16: fine
+
+
+def test_compare_shows_a_symbolic_crossing(tmp_path, capsys):
+    # issue 9 item 7: I = 1000·T² / (4·D·T) = 250·T/D on chapter_gpu (I* = 500): T* = 2·D; at 4 TB/s
+    # I* = 250 and T* = D, half of it
+    path = tmp_path / "t.cost"
+    path.write_text("use hardware chapter_gpu\ndim D, T\ninput x: fp16[D, T]\n"
+                    "y = custom(x) { flops = 1000*T^2; reads = 4*D*T; writes = 0 }\n"
+                    "solve crossing: intensity(y) = critical_intensity(y) for T\n", encoding="utf-8")
+    assert main(["compare", str(path), "--scenario", "fast: bandwidth=4TB/s"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("crossing (T*)"))
+    assert row.split()[2:] == ["2·D", "D", "(×0.5)"]

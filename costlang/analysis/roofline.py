@@ -233,6 +233,11 @@ def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
     effs = {u: factor(program, hw, k.ops, u) or factor(program, hw, k.ops, "compute") for _, u in groups}
     if len(groups) <= 1:
         dtype, unit = groups.pop() if groups else (cost.math_dtype, unit_of(program.nodes[k.ops[0]]))
+        if not nodes and hw.peak(dtype, unit) is None:
+            # no FLOPs: T_compute is 0 whatever the peak, so none is demanded; I* is read against
+            # the hardware's largest peak (informative only: I = 0 is below any I*)
+            peak = max((p for _, p in hw.peaks), key=lambda p: sympy.N(p))
+            return peak, sympy.Integer(0), None
         peak = _peak(program, hw, k, dtype, nodes[0] if nodes else program.nodes[k.ops[0]], unit)
         eff = effs.get(unit)
         return peak, cost.flops / (peak * (eff.value if eff else 1)), eff
@@ -278,7 +283,7 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     launches = sympy.Add(*[k.count for k in kernels])
     launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
-    istar = _program_istar(flops, tc, hw)
+    istar = _program_istar(flops, tc, hw, kernels)
     busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms)) for k in kernels)
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
@@ -325,13 +330,18 @@ def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:
     return best
 
 
-def _program_istar(flops, t_compute, hw: Hardware):
+def _program_istar(flops, t_compute, hw: Hardware, kernels=()):
     """The program's I*: its effective peak (ΣFLOPs / ΣT_compute) over the bandwidth.
 
     With this choice I < I* exactly when ΣT_memory > ΣT_compute, whatever mix of dtypes the
-    kernels compute in; for a single-dtype program it is that dtype's I*.
+    kernels compute in; for a single-dtype program it is that dtype's I*. A program without FLOPs
+    has no effective peak: its I* is its kernels' (the largest, if they differ), never merely the
+    hardware's first declared peak.
     """
     if t_compute == 0:
+        found = {k.critical_intensity for k in kernels}
+        if found:
+            return max(found, key=lambda e: sympy.N(e)) if all(e.is_number for e in found) else found.pop()
         return next(iter(dict(hw.peaks).values())) / hw.bandwidth
     eff = hw.efficiency(hw.main_memory.name)
     istar = flops / (hw.bandwidth * (eff.value if eff else 1) * t_compute)

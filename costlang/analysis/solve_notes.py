@@ -52,6 +52,12 @@ class Approximation:
     value: Optional[sympy.Expr]
     exact: Optional[sympy.Expr]
     error: Optional[sympy.Expr] = None  # (value − exact) / exact, exact; None when unbound
+    #: the symbols that grow (several: all of them together, e.g. D and F of a [B,D]·[D,F] matmul)
+    symbols: tuple = ()
+
+    @property
+    def growing(self) -> tuple:
+        return self.symbols or (self.symbol,)
 
 
 def tidy(e: sympy.Expr) -> sympy.Expr:
@@ -147,20 +153,33 @@ def limits(closed, g_sides, exact, x, texts) -> tuple[Limit, ...]:
 
 
 def approximations(roots, x, legend, bindings, values) -> tuple[Approximation, ...]:
-    """X* as each program symbol in it grows without bound (the large-size approximation), kept
-    when it is within `APPROXIMATION_TOLERANCE` of the exact answer at the given sizes."""
+    """X* as each program symbol in it grows without bound (the large-size approximation), and as
+    all of them grow together when there are several, kept when it is within
+    `APPROXIMATION_TOLERANCE` of the exact answer at the given sizes."""
     lifted = {item.symbol: item.value for item in legend}
     out = []
     for r, exact in zip(roots, values):
         if r is None:
             continue
-        for s in sorted(r.free_symbols - set(lifted) - {x}, key=str):
-            approx = limit(r, s, sympy.oo)
-            if not approx.is_finite or approx.is_zero or approx.free_symbols == r.free_symbols:
+        grow = sorted(r.free_symbols - set(lifted) - {x}, key=str)
+        cases = [((s,), limit(r, s, sympy.oo)) for s in grow]
+        if len(grow) > 1:
+            joint = r
+            for s in grow:
+                joint = limit(joint, s, sympy.oo)
+            cases.append((tuple(grow), joint))
+        for symbols, approx in cases:
+            if _unbounded(approx) or approx.is_zero or approx.free_symbols == r.free_symbols:
                 continue
             value = approx.xreplace(lifted).xreplace(bindings)
             value = value if value.is_number else None
             error = (value - exact) / exact if value is not None and exact is not None and exact != 0 else None
             if error is None or abs(error) <= APPROXIMATION_TOLERANCE:
-                out.append(Approximation(s, approx, value, exact, error))
+                out.append(Approximation(symbols[0], tidy(approx), value, exact, error,
+                                         symbols if len(symbols) > 1 else ()))
     return tuple(out)
+
+
+def _unbounded(e) -> bool:
+    """Infinite or undefined (a limit that does not give a finite approximation)."""
+    return e.is_finite is False or e.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)

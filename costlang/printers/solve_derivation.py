@@ -238,9 +238,10 @@ class SolveDerivation:
         blocks = []
         for ap in r.approximations:
             i = next((n for n, v in enumerate(r.values) if v is not None and v == ap.exact), 0)
-            value = "" if ap.value is None else " " + self._is(ap.value, r.unit)
+            value = "" if ap.value is None or ap.value == ap.expr else " " + self._is(ap.value, r.unit)
             exact = "" if ap.exact is None else self._say("exact", value=self.math(self._amount(ap.exact, r.unit)))
             blocks.append(self.paragraph(self._say(
-                "approximation", symbol=self.math(self._tex(ap.symbol)[0]), exact=exact,
-                expr=self.math(f"{self._star(r, i)} \\approx {self._tex(_lifted(ap.expr))[0]}{value}"))))
+                "approximation", symbol=self.math(", ".join(self._tex(g)[0] for g in ap.growing)), exact=exact,
+                expr=self.math(f"{self._star(r, i)} \\approx {self._amount(ap.expr, r.unit)}" if ap.expr.is_number
+                               else f"{self._star(r, i)} \\approx {self._tex(_lifted(ap.expr))[0]}{value}"))))
         return "\n\n".join(blocks)

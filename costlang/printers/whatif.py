@@ -215,8 +215,12 @@ def _limit_text(r: SolveResult, lim) -> str:
 
 def _approx_text(r: SolveResult, ap) -> str:
     x = r.symbol
-    when = f"{ap.symbol} ≫ {x}* ({ap.symbol} → ∞)" if r.unit == DIMENSIONLESS else f"{ap.symbol} → ∞"
-    text = f"    approximation for {when}: {x}* ≈ {_expr(ap.expr)}"
+    names = ", ".join(str(s) for s in ap.growing)
+    when = f"{names} ≫ {x}* ({names} → ∞)" if r.unit == DIMENSIONLESS else f"{names} → ∞"
+    istar = next((i.symbol for i in r.legend if i.symbol.name == "Istar" and i.value == ap.expr), None)
+    shown = f"{istar} = {_v(ap.expr, r.unit)}" if istar is not None else \
+        _v(ap.expr, r.unit) if ap.expr.is_number else _expr(ap.expr)
+    text = f"    approximation for {when}: {x}* ≈ {shown}"
     if ap.value is not None and ap.value != ap.expr:
         text += f" = {_v(ap.value, r.unit)}"
     if ap.error is not None:
@@ -300,7 +304,7 @@ def solve_dict(r) -> dict:
             "where": r.no_crossing.where, "other": r.no_crossing.other,
             "other_value": _num(r.no_crossing.other_value)},
         "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
-        "approximations": [{"when": f"{ap.symbol} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
+        "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
                             "error": _num(ap.error)} for ap in r.approximations],
         "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
     }
