@@ -200,3 +200,22 @@ def test_run_units_binary_and_exact_on_the_4096_gemm():
                  "--units", "binary")
     # decode_crossing at B = 1: bytes = 2·8192·(2 + 8192) = 134250496 B = 128.03 MiB
     assert "128 MiB" in sweep
+
+
+# --- LaTeX ------------------------------------------------------------------------------------
+
+def test_latex_prints_max_and_min_as_operators():
+    from costlang.printers.mathtex import CostLatexPrinter
+    assert CostLatexPrinter().doprint(Max(N, 2 * N ** 2)) == r"\max\left(N, 2 \cdot N^{2}\right)"
+    assert CostLatexPrinter().doprint(Min(10, B)) == r"\min\left(10, B\right)"
+
+
+def test_a_derivation_cancels_common_factors_in_the_general_form_and_the_value():
+    # decode_crossing: y = x[B, d] · W[d, d], bf16, d = 8192: I = 2·B·d² / (2·(B·d + d² + B·d)) =
+    # 2·B·d²/(2·d² + 4·B·d); cancelling 2·d: B·d/(d + 2·B); with d = 8192: 8192·B/(8192 + 2·B) = 4096·B/(4096 + B)
+    from costlang import load
+    from costlang.derive_cli import render_derivation
+    text = render_derivation(load("examples/queries/decode_crossing.cost").analyze(), "md", "en")
+    assert r"&= \frac{B \cdot d}{d + 2 \cdot B} \\" in text
+    assert r"&= \frac{4096 \cdot B}{4096 + B}\,\mathrm{FLOP/B}" in text
+    assert r"\frac{2 \cdot B \cdot d^{2}}{2 \cdot d^{2} + 4 \cdot B \cdot d}" not in text

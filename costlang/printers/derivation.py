@@ -18,6 +18,7 @@ from ..analysis.verdict import Bound, Verdict
 from .verdicts import Style, verdict_words
 from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
+from .numbers import tidy
 from .korean import particle
 from .phrases import LANGUAGES, phrase
 from .memory_derivation import MemoryDerivationMixin
@@ -126,7 +127,7 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
         """`lhs &= formula`, `&= symbolic`, `&= substituted`, `&= value ≈ rounded` (repeats dropped)."""
         lhs, _ = self._tex(step.lhs)
         parts: list[tuple[str, str]] = []
-        for expr in (step.formula, step.symbolic, step.substituted):
+        for expr in (step.formula, tidy(step.symbolic), step.substituted):  # the general form in lowest terms
             if expr is None:
                 continue
             tex, rounded = self._tex(expr)

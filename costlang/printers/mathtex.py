@@ -287,6 +287,8 @@ def value_chain(value, unit: Unit, digits: int = 3, percent: bool = False) -> li
     >>> value_chain(sympy.Rational(1, 6), Unit(flop=1, byte=-1))
     [('=', '\\\\frac{1}{6}\\\\,\\\\mathrm{FLOP/B}'), ('\\\\approx', '0.167\\\\,\\\\mathrm{FLOP/B}')]
     """
+    from .numbers import tidy
+    value = tidy(value)  # a symbolic quotient in lowest terms: 16384·B/(5·B + 16384), not 134217728·B/(…)
     sep = lambda: (r"\," + unit_tex(unit)) if unit_tex(unit) else ""  # noqa: E731
     p = CostLatexPrinter({"digits": digits})
     exact = p.doprint(value)
