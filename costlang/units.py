@@ -90,7 +90,7 @@ def parse_unit(text: str) -> tuple[sympy.Rational, Unit]:
     """Scale and unit of a unit literal the grammar accepted.
 
     >>> parse_unit("TB/s")
-    (1000000000000, Unit(flop=0, byte=1, second=-1))
+    (1000000000000, Unit(flop=0, byte=1, second=-1, label=''))
     >>> parse_unit("GiB")[0] == 2**30, parse_unit("KiB")[0], parse_unit("kB")[0]
     (True, 1024, 1000)
     >>> parse_unit("us")[0]
