@@ -57,6 +57,9 @@ def pytest_collection_modifyitems(config, items):
 # would cost more start-up than they save. `-n N` on the command line overrides both.
 
 def pytest_xdist_auto_num_workers(config):
-    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+    source = getattr(config, "args_source", None)  # pytest ≥ 7.2
+    named = source != pytest.Config.ArgsSource.TESTPATHS if source is not None \
+        else any(not a.startswith("-") for a in config.invocation_params.args)
+    if named:
         return 0
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
