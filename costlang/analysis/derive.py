@@ -13,7 +13,7 @@ from typing import Optional
 
 import sympy
 
-from ..frontend import ast
+from ..ir import expr as ir_expr
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND, Unit
 from .verdict import Verdict
@@ -269,18 +269,18 @@ def derive_bounds(a) -> tuple[Step, ...]:
 
 # --- queries: the query's own expression, shown as the file wrote it -------------------------
 
-def display_expr(a, node: ast.Expr) -> sympy.Expr:
-    """An AST expression as an unevaluated sympy expression for display (never evaluated from text)."""
-    if isinstance(node, ast.Num):
+def display_expr(a, node: ir_expr.Expr) -> sympy.Expr:
+    """A query's expression tree (`ir.expr`) as unevaluated sympy, for display (never from text)."""
+    if isinstance(node, ir_expr.Num):
         return node.value
-    if isinstance(node, ast.Quantity):
+    if isinstance(node, ir_expr.Quantity):
         return Literal(node.text)
-    if isinstance(node, ast.Name):
+    if isinstance(node, ir_expr.Name):
         sym = a.program.symbols.get(node.id)
         return sym.symbol if sym is not None else Name(node.id)
-    if isinstance(node, ast.Neg):
+    if isinstance(node, ir_expr.Neg):
         return sympy.Mul(-1, display_expr(a, node.operand), evaluate=False)
-    if isinstance(node, ast.Call):
+    if isinstance(node, ir_expr.Call):
         args = [display_expr(a, x) for x in node.args]
         return sympy.Function(node.func)(*args)
     left, right = display_expr(a, node.left), display_expr(a, node.right)

@@ -12,7 +12,8 @@ from typing import Union
 import sympy
 
 from ..errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
-from ..frontend import ast
+from ..ir.expr import Call, Expr, Name
+from ..ir.statements import Query
 from ..frontend.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
@@ -49,12 +50,12 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
     scope = _QueryScope(analysis)
     for name, let in analysis.program.lets.items():  # in order: a chain of lets never recurses deeply
         try:
-            scope.name(ast.Name(name, let.span))
+            scope.name(Name(name, let.span))
         except CostlangError:
             pass  # reported by the query that uses the let, if any
     out = []
     for q in analysis.program.queries:
-        if isinstance(q.value, ast.Call) and q.value.func == "bound":
+        if isinstance(q.value, Call) and q.value.func == "bound":
             out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
         else:
             value = evaluate(q.value, scope)
@@ -63,7 +64,7 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
     return tuple(out)
 
 
-def stated_unit(q: ast.Query, value: Value) -> Value:
+def stated_unit(q: Query, value: Value) -> Value:
     """The query's value in the unit it names (`in tokens/s`): its dimensions must be those of
     1/unit (1/s for tokens/s; none for `in tokens`); a scaled unit rescales it (tokens/ms: ÷ 1000)."""
     if q.unit is None:
@@ -83,7 +84,7 @@ def stated_unit(q: ast.Query, value: Value) -> Value:
     return Value(value.expr * scale, Unit(expected.flop, expected.byte, expected.second, stated))
 
 
-def _check_finite(bound, node: ast.Expr) -> None:
+def _check_finite(bound, node: Expr) -> None:
     """A query whose value, with the bound symbols' values put in, divides by zero is an error."""
     if isinstance(bound, sympy.Basic) and bound.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         raise SemanticError(f"'{node.span.text}' is not a finite number with the values given "
@@ -91,7 +92,7 @@ def _check_finite(bound, node: ast.Expr) -> None:
                             "check the values of the dims and params it uses")
 
 
-def evaluate_in(analysis, expr: ast.Expr) -> Value:
+def evaluate_in(analysis, expr: Expr) -> Value:
     """Evaluate any expression over an analysis (used by printers and what-if tools)."""
     return evaluate(expr, _QueryScope(analysis))
 
@@ -108,7 +109,7 @@ class _QueryScope:
     def bindings(self) -> dict:
         return self.a.bindings
 
-    def name(self, node: ast.Name) -> Value:
+    def name(self, node: Name) -> Value:
         p = self.a.program
         if node.id in p.symbols:
             return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
@@ -119,7 +120,7 @@ class _QueryScope:
         known = self.known_names()
         raise CostNameError(f"unknown name '{node.id}'", node.span, lambda: did_you_mean(node.id, known))
 
-    def call(self, node: ast.Call) -> Value:
+    def call(self, node: Call) -> Value:
         f = node.func
         if f == "weight_bytes":
             return Value(self._weight_bytes(node), BYTE)
@@ -170,7 +171,7 @@ class _QueryScope:
                                 node.span, "write `query bound(C)`")
         return self._program_figure(node)
 
-    def _weight_bytes(self, node: ast.Call, parameters: bool = False) -> sympy.Expr:
+    def _weight_bytes(self, node: Call, parameters: bool = False) -> sympy.Expr:
         """Weights and caches of the program, of a block instance or repeat, or of one tensor;
         with `parameters`, the number of weight elements (caches left out), × repeat counts."""
         from .composition import weight_bytes
@@ -179,7 +180,7 @@ class _QueryScope:
         if not node.args:
             return weight_bytes(self.a, roles=roles, elements=parameters)
         arg = node.args[0]
-        if len(node.args) == 1 and isinstance(arg, ast.Name):
+        if len(node.args) == 1 and isinstance(arg, Name):
             if arg.id in p.instances:
                 return weight_bytes(self.a, arg.id, roles=roles, elements=parameters)
             t = p.tensors.get(arg.id)
@@ -188,10 +189,10 @@ class _QueryScope:
         raise SemanticError(f"{node.func}() takes a block instance, a repeat, a weight or a cache "
                             "(or nothing, for the whole program)", node.span)
 
-    def verdict(self, node: ast.Call) -> Verdict:
+    def verdict(self, node: Call) -> Verdict:
         return self._target(node, allow_none=True).bound
 
-    def _program_figure(self, node: ast.Call) -> Value:
+    def _program_figure(self, node: Call) -> Value:
         f, a = node.func, self.a
         if f == "launches":
             self._no_args(node)
@@ -203,7 +204,7 @@ class _QueryScope:
         if f in ("chips", "footprint_system", "t_overlap", "t_serial", "bubble"):
             return self._many_chips(node)
         if f == "peak":
-            if not node.args or not isinstance(node.args[0], ast.Name):
+            if not node.args or not isinstance(node.args[0], Name):
                 raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
             hw, unit = self._hardware_and(node.args[1:])
             value = hw.peak(node.args[0].id, unit or "matrix")
@@ -226,11 +227,11 @@ class _QueryScope:
 
     def _hardware_and(self, args):
         """(hardware, the other name or None) from `[hw] [, name]` in either order."""
-        hws = [x for x in args if isinstance(x, ast.Name) and x.id in self.a.program.hardware]
+        hws = [x for x in args if isinstance(x, Name) and x.id in self.a.program.hardware]
         rest = [x.id for x in args if x not in hws]
         return (self._hardware(hws[0]) if hws else self.a.hardware), (rest[0] if rest else None)
 
-    def _many_chips(self, node: ast.Call) -> Value:
+    def _many_chips(self, node: Call) -> Value:
         self._no_args(node)
         a, f = self.a, node.func
         system = a.program.system
@@ -248,8 +249,8 @@ class _QueryScope:
                          else t.t_launch + sympy.Max(t.t_compute, t.t_memory), SECOND)
         return Value(t.t_serial if t.t_serial is not None else t.t_launch + t.t_compute + t.t_memory, SECOND)
 
-    def _hardware(self, arg: ast.Expr):
-        if not isinstance(arg, ast.Name) or arg.id not in self.a.program.hardware:
+    def _hardware(self, arg: Expr):
+        if not isinstance(arg, Name) or arg.id not in self.a.program.hardware:
             name = getattr(arg, "id", "?")
             raise CostNameError(f"unknown hardware '{name}'", arg.span,
                                 did_you_mean(name, self.a.program.hardware))
@@ -259,10 +260,10 @@ class _QueryScope:
         if node.args:
             raise SemanticError(f"{node.func}() takes no arguments", node.span)
 
-    def _target(self, node: ast.Call, allow_none: bool):
+    def _target(self, node: Call, allow_none: bool):
         if not node.args and allow_none:
             return self.a.totals
-        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+        if len(node.args) != 1 or not isinstance(node.args[0], Name):
             raise SemanticError(f"{node.func}() takes one kernel or tensor name (or none, for the "
                                 "whole program)", node.span)
         arg = node.args[0]
@@ -282,7 +283,7 @@ class _QueryScope:
             raise SemanticError(f"'{name}' is a view: it is not a kernel and costs nothing", arg.span)
         return self.a.kernel_of(name)
 
-    def _measured(self, node: ast.Call) -> Value:
+    def _measured(self, node: Call) -> Value:
         target = self._target(node, allow_none=False)
         for m in self.a.measurements:
             if m.kernel == target.name:
@@ -295,5 +296,5 @@ class _QueryScope:
                             f"add `measure {node.args[0].id} {{ time = ... }}`")
 
 
-def _first_arg(node: ast.Call) -> ast.Call:
-    return ast.Call(node.func, node.args[:1], node.span, node.func_span)
+def _first_arg(node: Call) -> Call:
+    return Call(node.func, node.args[:1], node.span, node.func_span)

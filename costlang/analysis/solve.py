@@ -1,6 +1,6 @@
 """Solve: where two quantities meet, for a dim, a param, the bandwidth or the peak.
 
-Input: an `Analysis` and an `ast.Solve` (`solve [label:] lhs REL rhs for X`, or `solve regimes
+Input: an `Analysis` and an IR `Solve` (`solve [label:] lhs REL rhs for X`, or `solve regimes
 for X`). Output: a `SolveResult` (a `RegimeMap` for regimes): the closed form in the program's
 symbols, the general form in b (bytes per element), Istar (I*) and BW, exact values with the
 bindings, whole-number answers for dims, the regimes on each side of each crossing, limits as
@@ -25,7 +25,8 @@ import sympy
 
 from ..budget import time_budget
 from ..errors import SolveError, Span, UnitError, did_you_mean
-from ..frontend import ast
+from ..ir.expr import Call, Expr, Name
+from ..ir.statements import Solve
 from ..frontend.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
@@ -120,7 +121,7 @@ def answer_solves(analysis) -> tuple:
     return tuple(out)
 
 
-def solve(analysis, s: ast.Solve, setups: Optional[dict] = None):
+def solve(analysis, s: Solve, setups: Optional[dict] = None):
     """Answer one solve statement over an analysis (`setups`: X → its setup, filled as they are made)."""
     setups = {} if setups is None else setups
     if s.target.id not in setups:
@@ -165,7 +166,7 @@ class _Setup:
     general: list = field(default_factory=list, compare=False, repr=False)
 
 
-def _setup(analysis, target: ast.Name) -> _Setup:
+def _setup(analysis, target: Name) -> _Setup:
     p, name = analysis.program, target.id
     again = lambda prog: analyze_with_queries(prog, fusion=analysis.fusion, hardware=analysis.hardware.name)  # noqa: E731
     if name in p.symbols:
@@ -455,7 +456,7 @@ def _steps(closed, g_sides, x, roots, general, values) -> tuple[Step, ...]:
 
 # --- regime map ---------------------------------------------------------------------------------
 
-def _regime_map(analysis, st: _Setup, s: ast.Solve) -> RegimeMap:
+def _regime_map(analysis, st: _Setup, s: Solve) -> RegimeMap:
     out = []
     for k in st.an.kernels:
         if st.symbol not in (k.t_memory - k.t_compute).xreplace(st.an.bindings).free_symbols:
@@ -466,7 +467,7 @@ def _regime_map(analysis, st: _Setup, s: ast.Solve) -> RegimeMap:
             kr = next(kk for kk in an.kernels if kk.name == name)
             return kr.t_memory, kr.t_compute
         texts = (f"t_memory({k.name})", f"t_compute({k.name})")
-        solve_k = ast.Solve(f"{s.name}: {k.name}", None, "=", None, s.target, s.span)
+        solve_k = Solve(f"{s.name}: {k.name}", None, "=", None, s.target, s.span)
         out.append((k.name, _solve_sides(analysis, st, solve_k, (Value(k.t_memory, SECOND),
                     Value(k.t_compute, SECOND)), texts, _PAIRS[("t_memory", "t_compute")], sides)))
     return RegimeMap(s.name, st.symbol, tuple(out), s.span)
@@ -478,16 +479,16 @@ def _count(items, noun: str) -> str:
     return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
 
 
-def _text(expr: ast.Expr) -> str:
+def _text(expr: Expr) -> str:
     s = expr.span
     if s.line != s.end_line:
         return "…"
     return s.source.line(s.line)[s.column - 1: s.end_column - 1]
 
 
-def _words(s: ast.Solve, texts) -> tuple[str, str, int]:
+def _words(s: Solve, texts) -> tuple[str, str, int]:
     """Regime names for lhs < rhs and lhs > rhs: the roofline's words where they apply."""
-    funcs = tuple(e.func if isinstance(e, ast.Call) else None for e in (s.lhs, s.rhs))
+    funcs = tuple(e.func if isinstance(e, Call) else None for e in (s.lhs, s.rhs))
     if funcs in _PAIRS:
         return _PAIRS[funcs]
     if funcs[::-1] in _PAIRS:   # rhs − lhs: the regimes swap sides, and so does the equality

@@ -19,6 +19,8 @@ import sympy
 
 from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
+from ..ir.expr import Call, Option
+from ..ir.statements import Query
 from ..ir.program import Value
 from ..units import Unit
 from .verdict import decide
@@ -110,7 +112,7 @@ def parse_axis(program, text: str, default: str = "lin") -> Axis:
 MAX_BOUND = 1e300
 
 
-def _bound(program, option: ast.Option) -> float:
+def _bound(program, option: Option) -> float:
     v = evaluate_setting(program, option.value)
     if not v.unit.dimensionless or not v.expr.is_number:
         raise SweepError(f"a sweep bound must be a plain number, not {v.expr}", option.value.span)
@@ -140,7 +142,7 @@ def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
     raise SweepError(f"unknown sweep spacing {mode!r}", span, "use pow2, lin[:N] or log[:N]")
 
 
-def _shown(analysis, text: str) -> ast.Query:
+def _shown(analysis, text: str) -> Query:
     """A query of the file by name, or a costlang expression (which may name its unit: `... in tokens/s`)."""
     from ..frontend.parser import parse
     for q in analysis.program.queries:
@@ -149,7 +151,8 @@ def _shown(analysis, text: str) -> ast.Query:
     module = parse(f"query {text}", "--show")
     if len(module.statements) != 1 or not isinstance(module.statements[0], ast.Query):
         raise SweepError(f"--show takes a query name or one expression, not {text!r}", arg_span("--show", text))
-    return module.statements[0]
+    q = module.statements[0]
+    return Query(q.name, q.value, q.span, q.unit, q.unit_span)
 
 
 # sympy function → its element-wise numpy counterpart (n-ary ones are folded)
@@ -223,10 +226,10 @@ def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
     return e
 
 
-def _expression(an, query: ast.Query, text: str, syms) -> Value:
+def _expression(an, query: Query, text: str, syms) -> Value:
     """The shown quantity as an exact expression in the swept symbols, with its unit."""
     expr = query.value
-    if isinstance(expr, ast.Call) and expr.func == "bound":
+    if isinstance(expr, Call) and expr.func == "bound":
         raise SweepError(f"{text!r} is a verdict; a sweep marks where kernels change bound by itself",
                          expr.span)
     value = stated_unit(query, evaluate_in(an, expr))

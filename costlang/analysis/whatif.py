@@ -16,6 +16,7 @@ import sympy
 from ..budget import time_budget
 from ..errors import CostSyntaxError, Source, Span
 from ..frontend import ast
+from ..ir.expr import Option
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
 from ..frontend.variants import apply_settings, setting_text
@@ -50,7 +51,7 @@ class Comparison:
 _ALIASES = {"hw": "hardware"}
 
 
-def parse_settings(text: str, source_name: str = "--set") -> tuple[ast.Option, ...]:
+def parse_settings(text: str, source_name: str = "--set") -> tuple[Option, ...]:
     """`B=1; hardware=h100_sxm`, parsed as the body of a scenario block by the costlang parser."""
     from ..frontend.parser import parse
     module = parse(f"scenario cli {{ {text} }}", source_name)
@@ -60,11 +61,11 @@ def parse_settings(text: str, source_name: str = "--set") -> tuple[ast.Option, .
     return tuple(_alias(o) for o in module.statements[0].settings)
 
 
-def _alias(o: ast.Option) -> ast.Option:
-    return ast.Option(_ALIASES.get(o.name, o.name), o.value, o.span)
+def _alias(o: Option) -> Option:
+    return Option(_ALIASES.get(o.name, o.name), o.value, o.span)
 
 
-def parse_scenario(text: str) -> tuple[str, tuple[ast.Option, ...]]:
+def parse_scenario(text: str) -> tuple[str, tuple[Option, ...]]:
     """`NAME: settings` (or just settings, named by their text) from `--scenario`."""
     name, sep, rest = text.partition(":")
     if sep and name.strip() and "=" not in name:
@@ -72,7 +73,7 @@ def parse_scenario(text: str) -> tuple[str, tuple[ast.Option, ...]]:
     return text.strip(), parse_settings(text, "--scenario")
 
 
-def settings_text(settings: Sequence[ast.Option]) -> str:
+def settings_text(settings: Sequence[Option]) -> str:
     return "; ".join(setting_text(o) for o in settings) or "as written"
 
 
@@ -84,7 +85,7 @@ def baseline_text(analysis) -> str:
 
 # --- scenarios and comparisons ------------------------------------------------------------------
 
-def scenario_analysis(analysis, settings: Sequence[ast.Option]):
+def scenario_analysis(analysis, settings: Sequence[Option]):
     """The analysis of the same program with settings applied (from its hardware and fusion)."""
     base = analysis.program
     program = apply_settings(_pinned(base, analysis), settings)
