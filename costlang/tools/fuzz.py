@@ -7,7 +7,7 @@ seed; from it come a source file, one to four mutations (tokens deleted, duplica
 numbers replaced with 0, -1, 1/3, 1e400, 2^99999 or 10^400; identifiers swapped; lines shuffled,
 repeated or cut; hostile text such as terminal escapes, `\\input{...}`, `<script>`, wide
 characters inserted) and one command line (`check`, `run` in text and `--json`, `derive` in
-md and latex, en and ko, `plot`, `sweep`, `compare`). Output: counts by outcome, and for every
+md and latex, en and ko, `plot`, `sweep`, `compare`, and CSV). Output: counts by outcome, and for every
 failure its command, its text and (with --minimize) a minimal text that fails the same way.
 
 Cases run in forked worker processes that call `costlang.cli.main` directly (no new interpreter
@@ -104,8 +104,10 @@ def _commands(rng: random.Random, text: str) -> tuple:
         ("compare", "--json", "FILE", "--scenario", "bw: bandwidth=2*bandwidth()"),
         ("plot", "FILE", "-o", "OUT/plot.svg"),
         ("plot", "FILE", "-o", "OUT/p.png", "--sweep", show, "--over", f"{d}=1..64"),
+        ("run", "--csv", "FILE"), ("sweep", "--csv", "FILE", "--over", f"{d}=1,2,3"),
+        ("compare", "--csv", "FILE", "--scenario", f"{d}=3"),
     ]
-    weights = [6, 8, 6, 2, 3, 2, 4, 3, 3, 2, 1, 2, 2, 2, 1, 1, 1]
+    weights = [6, 8, 6, 2, 3, 2, 4, 3, 3, 2, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1]
     return rng.choices(choices, weights)[0]
 
 
@@ -383,7 +385,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                   "mutations": case.mutations, "outcome": result.outcome,
                                   "detail": result.detail, "minimal": text}, ensure_ascii=False) + "\n")
             log.flush()
-        if report.cases % 100 == 0 or report.cases == args.cases:
+        if report.cases % 10 == 0 or report.cases == args.cases:  # a campaign stopped early keeps its counts
             (out / "counts.txt").write_text(report.line() + "\n")
 
     report = campaign(seeds, sources, out / "work", args.cpu_limit, record)
