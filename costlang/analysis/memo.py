@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy
 
-__all__ = ["smax", "smin", "ssum", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "bound_value", "dominates", "clear"]
 
 _LIMIT = 8192
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
@@ -95,7 +95,24 @@ def ssum(terms) -> sympy.Expr:
     return result
 
 
+_BOUND: dict = {}
+
+
+def bound_value(expr: sympy.Basic, bindings: dict, key: tuple) -> sympy.Basic:
+    """`expr.xreplace(bindings)`, computed once per (expression, bindings) across analyses: the
+    repeated sweeps of one file re-analyse it with the same bindings, and substituting into a
+    Max re-runs sympy's comparisons. `key` stands for the bindings (`shared.bindings_key`)."""
+    k = (expr, key)
+    result = _BOUND.get(k)
+    if result is None:
+        if len(_BOUND) >= 8192:
+            _BOUND.clear()
+        result = _BOUND[k] = expr.xreplace(bindings)
+    return result
+
+
 def clear() -> None:
     for table in _TABLES.values():
         table.clear()
     _SUMS.clear()
+    _BOUND.clear()

@@ -20,7 +20,7 @@ from ..ir.program import Efficiency
 from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
-from .memo import smax, smin, ssum
+from .memo import bound_value, smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
@@ -101,6 +101,10 @@ class Totals:
     t_serial: Optional[sympy.Expr] = None
 
 
+#: where an Analysis keeps its bindings' key among its remembered values
+_BINDINGS_KEY = ("bindings key",)
+
+
 @dataclass
 class Analysis:
     program: Program
@@ -128,7 +132,10 @@ class Analysis:
         # Analysis do not change once it is made)
         known = self._values.get(expr)
         if known is None:
-            known = self._values[expr] = expr.xreplace(self.bindings)
+            key = self._values.get(_BINDINGS_KEY)
+            if key is None:
+                key = self._values[_BINDINGS_KEY] = bindings_key(self.bindings)
+            known = self._values[expr] = bound_value(expr, self.bindings, key)
         return known
 
     def kernel_of(self, node: str) -> KernelResult:

@@ -217,7 +217,7 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
 
 
 def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
-    e = e.xreplace(an.bindings)
+    e = an.value(e)  # remembered across the sweeps of one file
     extra = e.free_symbols - set(syms)
     if extra:
         names = ", ".join(sorted(str(s) for s in extra))
