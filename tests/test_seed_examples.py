@@ -32,6 +32,11 @@ def test_example_b_gemm_4096(analyze_example):
     assert a.value(k.bytes) == 100663296 == 3 * 4096 ** 2 * 2
     assert a.value(k.intensity) == R(4096, 3)
     assert k.bound.bound == "compute-bound"
+    # T_compute = 2·4096³ / 1e15 = 137438953472/1e15 s ≈ 137.4 µs; T_memory = 100663296 / 2e12 ≈ 50.33 µs;
+    # launch 0, so T_kernel = T_compute
+    assert a.value(k.t_compute) == R(137438953472, 10 ** 15)
+    assert a.value(k.t_memory) == R(100663296, 2 * 10 ** 12)
+    assert a.value(k.t_kernel) == a.value(k.t_compute) == a.value(a.totals.t_kernel)
 
 
 def test_example_c_llm_decode_70b(analyze_example):
@@ -41,6 +46,10 @@ def test_example_c_llm_decode_70b(analyze_example):
     assert query(a, "tokens/s (upper bound)") == R(100, 7)  # ≈ 14.29
     assert query(a, "same, from the formula BW / (P·b)") == R(100, 7)
     assert query(a, "bound(decode)") == "memory-bound"
+    (k,) = a.kernels
+    # T_memory = 140e9 B / 2e12 B/s = 0.07 s; T_compute = 2·70e9 FLOP / 1e15 FLOP/s = 1.4e-4 s
+    assert a.value(k.t_memory) == R(7, 100) == a.value(k.t_kernel)
+    assert a.value(k.t_compute) == R(14, 10 ** 5)
 
 
 def test_exercise_1_gelu_fp32(analyze_example):
@@ -88,6 +97,12 @@ def test_exercise_4_fusion_reading_binary_chain(analyze_example):
 def test_note_gemm_3x2x3(analyze_example):
     a = analyze_example("kernel_time/gemm_3x2x3.cost")
     assert query(a, "flops") == 36
+    (k,) = a.kernels
+    # fp32: A 3·2 + B 2·3 read, C 3·3 written = 21 elements × 4 B = 84 B; I = 36/84 = 3/7;
+    # I* = 20e12 / 1e12 = 20; T_compute = 36 / 20e12 = 1.8 ps; T_memory = 84 / 1e12 = 84 ps
+    assert k.bytes == 84 and k.intensity == R(3, 7) and k.critical_intensity == 20
+    assert k.t_compute == R(36, 20 * 10 ** 12) and k.t_memory == R(84, 10 ** 12)
+    assert k.bound.bound == "memory-bound"
 
 
 def test_note_vector_add_fp32(analyze_example):
