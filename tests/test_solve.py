@@ -256,7 +256,8 @@ def test_an_extra_that_sympy_cannot_compute_is_left_out(failure):
 
     def extra():
         raise failure
-    assert _best_effort(extra, (), None) == ()
+    undecided = []
+    assert _best_effort(extra, (), None, "limits", undecided) == () and undecided == ["limits"]
 
 
 # --- regime maps with other symbols free ---------------------------------------------------------
@@ -388,3 +389,28 @@ def test_the_large_size_approximation_with_two_free_sizes():
     assert [(tuple(map(str, ap.growing)), ap.expr) for ap in joint] == [(("D", "F"), sympy.Rational(9850, 41))]
     from costlang.printers.whatif import solve_lines
     assert "    approximation for D, F ≫ B* (D, F → ∞): B* ≈ Istar = 9850/41 ≈ 240.2" in solve_lines(r)
+
+
+TWO_ROOTS = ("use hardware chapter_gpu\ndim n\nparam c\ninput x: fp16[n]\n"
+             "y = custom(x) { flops = 500*n + n^2 - 3*c*n + 2*c^2; reads = n; writes = 0 }\n"
+             "solve intensity(y) = critical_intensity(y) for n\n")
+
+
+def test_what_sympy_cannot_decide_is_said():
+    # I − I* = (n² − 3cn + 2c²)/n = (n − c)(n − 2c)/n: two roots in the free c, so the sides of each
+    # crossing are not decided: said so, not left out
+    r = solve_in(TWO_ROOTS)
+    c = sympy.Symbol("c", positive=True)
+    assert set(r.roots) == {c, 2 * c} and r.regimes == () and r.undecided == ("regimes",)
+    from costlang.printers.whatif import solve_lines
+    assert "    sympy could not decide: the regimes on each side of the crossing" in solve_lines(r)
+
+
+def test_an_extra_sympy_cannot_compute_is_said(monkeypatch):
+    import costlang.analysis.solve as solve_module
+
+    def fails(*args):
+        raise NotImplementedError("no method")
+    monkeypatch.setattr(solve_module, "limits", fails)
+    r = solve_in(CUBIC + "solve intensity(y) = critical_intensity(y) for n\n")
+    assert r.limits == () and r.undecided == ("limits",) and r.values == (100, 400)

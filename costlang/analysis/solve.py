@@ -22,14 +22,16 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import sympy
+from sympy.core.function import PoleError
 
 from ..budget import time_budget
-from ..errors import SolveError, Span, UnitError, did_you_mean
+from ..errors import BudgetError, SolveError, Span, UnitError, did_you_mean
 from ..ir.expr import Call, Expr, Name
 from ..ir.statements import Solve
 from ..frontend.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
+from .regimes import SYMPY_FAILURES
 from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
 from .queries import analyze_with_queries, evaluate_in
 from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
@@ -98,6 +100,9 @@ class SolveResult:
     #: per root, the max()/min() branch it lies on ("y is memory-bound there"; "if ..." when that
     #: depends on free symbols; "" when the equation has no max() or the root is at a tie)
     cases: tuple[str, ...] = field(default=())
+    #: what sympy could not decide ("regimes", "general form", "limits", "approximations",
+    #: "conditions", "explanation"): the printers say so instead of leaving a line out
+    undecided: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -142,14 +147,20 @@ def solve(analysis, s: Solve, setups: Optional[dict] = None):
                         lambda an: (evaluate_in(an, s.lhs).expr, evaluate_in(an, s.rhs).expr))
 
 
-def _best_effort(compute, default, span):
-    """An extra (general form, limits, approximations): left out, never an error, when it exceeds
-    the time budget or sympy cannot compute it (NotImplementedError from `limit`, ValueError,
-    TypeError, PolynomialError, ...): the answer stands without it."""
+#: what sympy (and the time budget, and a max()/min() split) raise when they cannot compute an
+#: extra of a solve: `limit`'s NotImplementedError and PoleError, the polynomial errors, …
+EXTRA_FAILURES = (BudgetError, SolveError, PoleError, ZeroDivisionError, *SYMPY_FAILURES)
+
+
+def _best_effort(compute, default, span, what: str, undecided: list):
+    """An extra (general form, limits, approximations, …): left out, never an error, when it
+    exceeds the time budget or sympy cannot compute it; `what` is then added to `undecided`, so
+    that the printers say what could not be decided instead of leaving a line out silently."""
     try:
         with time_budget(None, "an extra of a solve", span):
             return compute()
-    except Exception:  # noqa: BLE001 - BudgetError and any sympy failure alike
+    except EXTRA_FAILURES:
+        undecided.append(what)
         return default
 
 
@@ -245,20 +256,22 @@ def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) ->
                              f"take the solve out and sweep {st.symbol.name} instead (`costlang sweep FILE --over "
                              f"{st.symbol.name}=1..4096:pow2`) and read the crossing off the table") from None
     values = tuple(r for r, _ in found) if eq.numeric else tuple(None for _ in roots)
+    undecided: list = [] if regimes or not roots and eq.numeric else ["regimes"]
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
-                                            ((), (), None), s.span)
+                                            ((), (), None), s.span, "general form", undecided)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
-        none = _explain(eq, g_sides, texts, st.kind == "dim") if eq.numeric and not found else None
+        none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) if eq.numeric and not found else None
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
         _whole(st, values, regimes, words), none,
-        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span),
-        _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span),
+        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, "limits", undecided),
+        _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,
+                     "approximations", undecided),
         _steps(closed, g_sides, x, roots, general, values), st.was_bound, s.span,
-        _best_effort(lambda: conditions(roots, x), (), s.span) if not eq.numeric else (),
+        _best_effort(lambda: conditions(roots, x), (), s.span, "conditions", undecided) if not eq.numeric else (),
         _given(roots, none, bindings, x), sides[0].unit,
-        cases)
+        cases, tuple(undecided))
 
 
 def _numeric_answer(eq: _Equation, bindings, words):
@@ -290,11 +303,13 @@ def _case_words(branch: Branch, eq: _Equation, holds: Optional[bool]) -> str:
     return f"{'' if holds else 'if '}{' and '.join(parts)} there"
 
 
-def _explain(eq: _Equation, g_sides, texts, whole: bool) -> Optional[NoCrossing]:
-    """Why there is no crossing; None when sympy cannot say (the regimes still do)."""
+def _explain(eq: _Equation, g_sides, texts, whole: bool, undecided: list) -> Optional[NoCrossing]:
+    """Why there is no crossing; None when sympy cannot say (the regimes still do, and
+    `undecided` records that the explanation is missing)."""
     try:
         return no_crossing(eq.closed, eq.exact, g_sides, eq.x, texts, whole)
-    except Exception:  # noqa: BLE001 - any sympy failure leaves the explanation out, as for extras
+    except EXTRA_FAILURES:
+        undecided.append("explanation")
         return None
 
 
@@ -375,14 +390,14 @@ def _symbolic_regimes(f, x, roots, words) -> tuple[Regime, ...]:
         return ()
     try:
         low = sign_near(f, x, 0)
-    except Exception:  # noqa: BLE001 - the sign depends on the symbols, or sympy cannot tell
+    except SYMPY_FAILURES:   # the sign depends on the symbols, or sympy cannot tell: undecided
         return ()
     if not roots:
         return (Regime(None, None, low, _regime_words(low, words)),)
     try:
         high = sign_near(f, x, sympy.oo)
-    except Exception:  # noqa: BLE001 - e.g. sign(1000 − d): f changes sign at the root when it is > 0
-        high = -low
+    except SYMPY_FAILURES:   # e.g. sign(1000 − d): f changes sign at the root when the root is > 0
+        high = -low          # (the conditions beside the answer say when it is)
     if high != -low:
         return ()
     return (Regime(None, roots[0], low, _regime_words(low, words)),

@@ -74,6 +74,10 @@ class SolveDerivation:
         if r.solution is not None:
             blocks.append(self.paragraph(self._solution(r)))
         blocks += [self._whole(r), self._limits(r), self._approximations(r)]
+        if r.undecided:   # what sympy could not decide is said, never left out silently
+            parts = self._p("undecided_parts")
+            blocks.append(self.paragraph(self._say("undecided_solve", items=", ".join(
+                self.text(parts.get(u, u)) for u in r.undecided))))
         return "\n\n".join(b for b in blocks if b)
 
     def _print_RegimeMap(self, m, analysis, **_) -> str:

@@ -18,6 +18,7 @@ from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
 from ..analysis.verdict import Verdict
 from .memory_text import bound_text
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
+from .phrases import phrase
 from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
@@ -104,6 +105,9 @@ def _equation_lines(r: SolveResult) -> list[str]:
     out += [f"    {whole_words(r, w)}: {whole_formula(r, w)} = {w.value}" for w in r.whole]
     out += [_limit_text(r, lim) for lim in r.limits]
     out += [_approx_text(r, ap) for ap in r.approximations]
+    if r.undecided:   # said, never left out silently
+        parts = phrase("en", "undecided_parts")
+        out.append(f"    sympy could not decide: {', '.join(parts.get(u, u) for u in r.undecided)}")
     return out
 
 
@@ -307,6 +311,7 @@ def solve_dict(r) -> dict:
         "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
                             "error": _num(ap.error)} for ap in r.approximations],
         "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
+        "undecided": list(r.undecided),
     }
 
 
