@@ -409,3 +409,23 @@ def test_every_limit_is_enforced_the_same_way_in_every_subcommand(cli, limit):
     for name, args in SUBCOMMANDS.items():
         status, out, err = cli(FREE + line, *args, *budget)
         assert (status, out, err.split("\n")[0]) == (2, "", first), name
+
+
+@pytest.mark.parametrize("args, first, caret", [
+    (["run", "t.cost", "--set", "N=zz"], "--set:1:3: error: unknown name 'zz'", "   |   ^^"),
+    (["compare", "t.cost", "--scenario", "a: N=zz"], "--scenario a:1:4: error: unknown name 'zz'", "   |    ^^"),
+    (["sweep", "t.cost", "--over", "N=1..zz"], "--over:1:5: error: unknown name 'zz'", "   |     ^^"),
+])
+def test_errors_in_settings_quote_what_was_typed(cli, args, first, caret):
+    # they quoted the wrapper the settings are parsed in: ` 1 | scenario cli { N=zz }`, column 18
+    status, _, err = cli(FREE, *args)
+    lines = err.split("\n")
+    assert status == 2 and lines[0] == first and lines[2] == caret
+    assert "scenario cli" not in err
+
+
+def test_an_unclosed_parenthesis_in_a_setting_is_placed_in_it(cli):
+    status, _, err = cli(FREE, "run", "t.cost", "--set", "N=(2")
+    assert status == 2
+    assert err == ("--set:1:5: error: unexpected end of line\n 1 | N=(2\n   |     ^\n"
+                   "  = hint: the '(' at column 3 is never closed with ')'\n")
