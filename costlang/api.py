@@ -90,9 +90,9 @@ class Model:
         >>> k = a.kernels[0]
         >>> k.flops, a.value(k.flops), a.value(k.bytes)   # relu: 1 FLOP and 2 + 2 B per element
         (N, 1000, 4000)
-        >>> b = m.analyze(settings={"N": 10, "x": "fp32"})
-        >>> b.value(b.kernels[0].bytes)                   # 10·(4 + 2) B: x read as fp32, y stays fp16
-        60
+        >>> b = m.analyze(settings={"N": 10, "x": "fp32", "hw": "h100_sxm"})  # relu and y in fp32 too
+        >>> b.value(b.kernels[0].bytes)                   # 10·(4 + 4) B: as if x were declared fp32,
+        80
         """
         program = self.program
         if settings:
@@ -157,8 +157,12 @@ def _build(text: str, name: str, path: Optional[Path]) -> Model:
                               "start with `use hardware chapter_gpu` and an `input` declaration")
     program = resolve(module, path)
     if program.shardings or program.parallels:
+        import dataclasses
+
         from .passes.shard import shard_program  # the per-chip program (many chips)
+        origin = dataclasses.replace(program.origin, after=shard_program)  # what-ifs shard again
         program = shard_program(program)
+        program.origin = origin
     first = module.statements[0].span
     program.main_span = Span(first.source, first.line, first.column, first.line, first.column + 1)
     return Model(program)

@@ -32,8 +32,9 @@ def test_a_fraction_setting_stays_exact():
 def test_settings_change_dtypes_and_hardware_like_set():
     m = load_string(RELU)
     a = m.analyze(settings={"N": 1000, "x": "fp32", "hardware": "h100_sxm"})
-    # x read as fp32 (4 B) and y written fp16 (2 B): 6 B per element
-    assert a.value(a.kernels[0].bytes) == 6000
+    # as if the file declared x fp32: relu computes in fp32 and stores y in fp32, so 4 + 4 B per
+    # element, 8 B · 1000 = 8000 B (a what-if gives what editing the file gives)
+    assert a.value(a.kernels[0].bytes) == 8000
     assert a.hardware.name == "h100_sxm"
 
 

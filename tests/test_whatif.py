@@ -123,14 +123,14 @@ def test_the_baseline_column_says_what_the_set_made_it(capsys):
 
 
 def test_a_setting_that_would_blow_up_a_bound_power_is_refused(tmp_path, capsys):
-    # dim M = 2^(2^N): with N = 100, M would need 2^100 bits; the check measures it in floating
-    # point instead of building it (building it would never finish).
+    # dim M = 2^(2^N): with N = 100, M would need 2^100 bits; the file is resolved again with N = 100,
+    # and the resolver refuses the power where it is written, naming the setting (never building it).
     from costlang.cli import main
     path = tmp_path / "p.cost"
     path.write_text("use hardware chapter_gpu\ndim N = 3\ndim M = 2^(2^N)\ninput x: fp16[M]\ny = relu(x)\n")
     assert main(["run", "--set", "N=100", str(path)]) == 2
     assert capsys.readouterr().err.startswith(
-        f"{path}:3:5: error: with these settings, dim M = 2^(2^N) would be too large to compute exactly")
+        f"{path}:3:9: error: '2^(2^N)' is too large to compute exactly (with N=100)")
     assert main(["run", "--set", "N=4", str(path)]) == 0   # M = 2^16: fine
 
 

@@ -103,6 +103,8 @@ class SolveResult:
     #: what sympy could not decide ("regimes", "general form", "limits", "approximations",
     #: "conditions", "explanation"): the printers say so instead of leaving a line out
     undecided: tuple[str, ...] = field(default=())
+    #: sizes that must equal X (K and J of a matmul) and follow it while X is free: (name, value)
+    ties: tuple[tuple[str, sympy.Expr], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,7 @@ def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) ->
         _steps(closed, g_sides, x, roots, general, values), st.was_bound, s.span,
         _best_effort(lambda: conditions(roots, x), (), s.span, "conditions", undecided) if not eq.numeric else (),
         _given(roots, none, bindings, x), sides[0].unit,
-        cases, tuple(undecided))
+        cases, tuple(undecided), st.an.program.ties)
 
 
 def _numeric_answer(eq: _Equation, bindings, words):

@@ -86,7 +86,7 @@ def add_op(r, s: ast.Assign) -> Tensor:
     r.define("value", s.name, s.name_span)
     node, tensor = resolve_call(r, s)
     if tensor is not None:
-        r.program.tensors[tensor.name] = tensor
+        r.program.tensors[tensor.name] = r.stored(tensor)
     r.program.nodes[node.name] = node
     return tensor
 

@@ -3,8 +3,9 @@
 Input: an `ast.Assign` and the resolver. Output: the node of the operator graph and the tensor it
 produces (None for a custom kernel without a result type). Shapes follow the op's kind
 (`ir.kinds`); custom kernels state their FLOPs and, optionally, the bytes they read and write.
-The math of a kernel is done in its inputs' dtype (the first input's for matmul, the widest
-for the others); `as DTYPE` changes only the dtype the result is stored in.
+The math of a kernel runs in the widest of its inputs' dtypes, whatever the operand order
+(`ir.kinds.math_dtype`), or in `{ math = DTYPE }`; the result is stored in the math dtype, and
+`as DTYPE` changes only the dtype the result is stored in.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import dataclasses
 import sympy
 
 from ..errors import SemanticError, ShapeError
-from ..ir.kinds import RULES, CallContext
+from ..ir.kinds import RULES, CallContext, math_dtype
 from ..ir.program import OpNode, OpSpec, Tensor
 from ..units import BYTE, DIMENSIONLESS, FLOP
 from . import ast
@@ -44,8 +45,9 @@ def resolve_call(r, s: ast.Assign):
         if not inputs:
             raise SemanticError(f"'{spec.name}' needs at least one tensor", call.span,
                                 "numbers are computed with `let`")
-        node, tensor = _library_call(r, s, spec, inputs)
-        options = _kernel_options(r, spec, call.body)
+        math = _math_option(r, spec, call.body)
+        node, tensor = _library_call(r, s, spec, inputs, math)
+        options = _kernel_options(r, spec, [o for o in call.body if o.name != "math"])
         density = dict(options).get("density")
         flops = node.flops if density is None else node.flops * density
         return dataclasses.replace(node, options=options, flops=flops), tensor
@@ -67,7 +69,7 @@ def _kernel_options(r, spec: OpSpec, body) -> tuple:
             out[o.name] = _density(r, o)
         elif o.name in allowed:
             out[o.name] = _whole_positive(r, o)
-        elif o.name in _CUSTOM_OPTIONS or o.name == "math":
+        elif o.name in _CUSTOM_OPTIONS:
             article = "an" if spec.kind[0] in "aeiou" else "a"
             raise SemanticError(f"only custom kernels take a {{ ... }} block; '{spec.name}' is {article} "
                                 f"{spec.kind} op", o.span)
@@ -84,6 +86,21 @@ def _kernel_options(r, spec: OpSpec, body) -> tuple:
     elif any(k in out for k in ("bm", "bn", "bk")) and not all(k in out for k in ("bm", "bn", "bk")):
         raise SemanticError("a tiling gives all of bm, bn and bk (or `tile` for a square tile)", body[0].span)
     return tuple(out.items())
+
+
+def _math_option(r, spec: OpSpec, body):
+    """`{ math = DTYPE }`: the dtype the op's math runs in (and its result is stored in, unless `as`)."""
+    found = [o for o in body if o.name == "math"]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise SemanticError("'math' is given twice", found[1].span)
+    if spec.kind == "view":
+        raise SemanticError(f"'{spec.name}' is a view: it does no math", found[0].span)
+    value = found[0].value
+    if not isinstance(value, ast.Name):
+        raise SemanticError("`math` names a dtype, e.g. `math = fp16`", value.span)
+    return r.dtype(value.id, value.span)
 
 
 def _density(r, o) -> sympy.Expr:
@@ -135,14 +152,17 @@ def _axis(r, call: ast.OpCall, spec: OpSpec, inputs):
     return axis
 
 
-def _library_call(r, s: ast.Assign, spec: OpSpec, inputs):
+def _library_call(r, s: ast.Assign, spec: OpSpec, inputs, math=None):
     call = s.call
     result_shape = r.shape(call.result_type) if call.result_type else None
     if call.result_type and spec.kind != "view":
         raise SemanticError(f"'{spec.name}' infers its result type; `-> type` is for views "
                             "(reshape) and custom kernels", call.result_type.span)
-    ctx = CallContext(spec, inputs, _axis(r, call, spec, inputs), result_shape, r.program.bindings, call.span)
+    ctx = CallContext(spec, inputs, _axis(r, call, spec, inputs), result_shape, r.program.bindings, call.span,
+                      math)
     result = RULES[spec.kind](ctx)
+    if call.result_type and result.is_view:
+        _check_view_dtype(r, spec, call.result_type, inputs[0])
     dtype = result.dtype
     if call.as_dtype is not None:
         if result.is_view:
@@ -154,6 +174,18 @@ def _library_call(r, s: ast.Assign, spec: OpSpec, inputs):
     node = OpNode(s.name, spec, tuple(t.name for t in inputs), s.name, result.flops, result.dtype, call.span,
                   scope=r.scope_path, repeat=r.repeat_path)
     return node, tensor
+
+
+def _check_view_dtype(r, spec: OpSpec, stated: ast.TensorType, x: Tensor) -> None:
+    """A view keeps the dtype of what it views: a stated dtype must be that one. Under a what-if
+    that stores x (or what x views) in another dtype, the view follows it."""
+    dtype = r.dtype(stated.dtype, stated.dtype_span)
+    if dtype.name == x.dtype.name or x.storage in r.overrides.dtypes:
+        return
+    raise SemanticError(f"{spec.name}: {x.name} is {x.dtype.name}, so its view is {x.dtype.name}, "
+                        f"not {dtype.name}", stated.dtype_span,
+                        f"a view moves no bytes and cannot convert; write `-> {x.dtype.name}[...]`, "
+                        f"or convert with an op and `as {dtype.name}` (e.g. `cast({x.name}) as {dtype.name}`)")
 
 
 def _custom_call(r, s: ast.Assign, inputs):
@@ -183,7 +215,7 @@ def _math_dtype(r, s, math_opt, inputs, tensor):
             raise SemanticError("`math` names a dtype, e.g. `math = fp16`", value.span)
         return r.dtype(value.id, value.span)
     if inputs:
-        return inputs[0].dtype
+        return math_dtype(inputs, f"custom kernel '{s.name}'", s.call.span)
     if tensor is not None:
         return tensor.dtype
     raise SemanticError(f"custom kernel '{s.name}' has no tensors to take a dtype from", s.call.span,

@@ -8,6 +8,7 @@ statements is turned into the per-chip program afterwards, by `passes.shard` (ap
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -20,9 +21,9 @@ from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup,
                       ShapeError, Span, UnitError, did_you_mean)
 from .expr import MATH_FUNCTIONS, evaluate, unit_words
 from ..ir import statements
-from ..ir.kinds import KINDS, check_arity
-from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Program, SymbolDef, Tensor,
-                          Value)
+from ..ir.kinds import KINDS, check_arity, recording_equalities
+from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Origin, Overrides, Program, SymbolDef,
+                          Tensor, Value)
 from ..units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
 from . import ast
 from .loader import read_module
@@ -34,23 +35,37 @@ __all__ = ["resolve", "RESULT_FUNCTIONS"]
 RESULT_FUNCTIONS = tuple(RESULT_UNITS) + ("bound", "with_fusion")
 
 
-def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = True) -> Program:
+def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = True,
+            overrides: Optional[Overrides] = None) -> Program:
     """Resolve a parsed main file (and everything it imports) into a `Program`."""
-    r = _Resolver(module.source_name)
-    if prelude:
-        r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
-    if path is None or path.resolve() not in r.loaded:  # a stdlib file is already loaded by the prelude
-        if path is not None:
-            r.stack.append(path.resolve())  # so that importing the main file again is a cycle
-        r.run_module(module, path)
+    overrides = overrides or Overrides()
+    r = _Resolver(module.source_name, overrides)
+    with recording_equalities(r.program.equalities):
+        if prelude:
+            r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
+        if path is None or path.resolve() not in r.loaded:  # a stdlib file is already loaded by the prelude
+            if path is not None:
+                r.stack.append(path.resolve())  # so that importing the main file again is a cycle
+            r.run_module(module, path)
     if r.errors:
-        raise ErrorGroup(r.errors)
+        raise ErrorGroup([_with_settings(e, overrides.text) for e in r.errors])
+    first = module.statements[0].span.source if module.statements else None
+    r.program.origin = Origin(first, path, prelude, overrides)
     return r.program
 
 
+def _with_settings(e: CostlangError, text: str) -> CostlangError:
+    """An error found only under what-if settings names them: they are not in the quoted line."""
+    if text:
+        e.message = f"{e.message} (with {text})"
+        e.args = (e.message,)
+    return e
+
+
 class _Resolver:
-    def __init__(self, name: str):
+    def __init__(self, name: str, overrides: Overrides = Overrides()):
         self.program = Program(name)
+        self.overrides = overrides
         self.errors: list[CostlangError] = []
         self.origin: dict[tuple[str, str], tuple[str, Span]] = {}  # (namespace, name) → (module, span)
         self.loaded: set[Path] = set()
@@ -132,7 +147,9 @@ class _Resolver:
         assumptions = {"integer": True} if s.kind == "dim" else {}
         symbol = sympy.Symbol(s.name, positive=True, **assumptions)
         value = None
-        if s.value is not None:
+        if s.name in self.overrides.symbols:  # a what-if: as if the file gave this value
+            value = self.overrides.symbols[s.name]  # in free symbols only (frontend.variants)
+        elif s.value is not None:
             v = self.expect(s.value, DIMENSIONLESS, f"the value of {s.kind} '{s.name}'")
             value = v.expr
             bound = value.xreplace(self.program.bindings)
@@ -172,7 +189,15 @@ class _Resolver:
         self.define("value", s.name, s.span)
         dtype = self.dtype(s.type.dtype, s.type.dtype_span)
         shape = self.shape(s.type)
-        self.program.tensors[s.name] = Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path)
+        tensor = Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path)
+        self.program.tensors[s.name] = self.stored(tensor)
+
+    def stored(self, tensor: Tensor) -> Tensor:
+        """A tensor as a what-if stores it (`W = int8`, `weights = int4`): views of it follow."""
+        new = self.overrides.dtypes.get(tensor.name) if tensor.storage == tensor.name else None
+        if new is None or new == tensor.dtype.name:
+            return tensor
+        return dataclasses.replace(tensor, dtype=self.program.dtypes[new])
 
     def stmt_Assign(self, s: ast.Assign, path) -> None:
         from .blocks import assign  # ops, tensor expressions, block calls and repeats

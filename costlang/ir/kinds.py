@@ -9,6 +9,8 @@ nothing and move no bytes, their consumers read the viewed tensor's storage.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -29,6 +31,7 @@ class CallContext:
     result_shape: Optional[tuple[sympy.Expr, ...]]
     bindings: dict
     span: Span
+    math: Optional[Dtype] = None  # `{ math = DTYPE }`: the math (and the result) in that dtype
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,20 @@ class KindResult:
     is_view: bool = False
 
 
+_EQUALITIES: ContextVar[Optional[list]] = ContextVar("equalities", default=None)
+
+
+@contextmanager
+def recording_equalities(into: list):
+    """While resolving: every pair of sizes found equal only through the symbols' values (K and
+    J, both 5) is appended to `into` as (a, b, span), for the what-ifs that change those values."""
+    token = _EQUALITIES.set(into)
+    try:
+        yield into
+    finally:
+        _EQUALITIES.reset(token)
+
+
 def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] = None) -> bool:
     """Whether two dimension expressions are equal once bound symbols take their values."""
     if a == b:
@@ -46,8 +63,17 @@ def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] 
     with time_budget(None, lambda: f"comparing the dimensions {a} and {b}", span):
         diff = sympy.expand((a - b).xreplace(bindings))
         if diff.is_Number or diff.is_polynomial():
-            return diff == 0  # expanded polynomials are canonical: simplify() cannot make them 0
-        return sympy.simplify(diff) == 0
+            equal = diff == 0  # expanded polynomials are canonical: simplify() cannot make them 0
+        else:
+            equal = sympy.simplify(diff) == 0
+        record = _EQUALITIES.get()
+        if equal and record is not None and (a - b).free_symbols and sympy.expand(a - b) != 0:
+            record.append((_basic(a), _basic(b), span))
+        return equal
+
+
+def _basic(x) -> sympy.Expr:
+    return x if isinstance(x, sympy.Basic) else sympy.Integer(x)
 
 
 def shape_text(shape) -> str:
@@ -58,11 +84,21 @@ def _numel(shape) -> sympy.Expr:
     return sympy.Mul(*shape) if shape else sympy.Integer(1)
 
 
-def _widest(inputs) -> Dtype:
-    best = inputs[0].dtype
+def math_dtype(inputs, op: str, span: Optional[Span]) -> Dtype:
+    """The dtype an op's math runs in: the widest of its inputs', whatever the operand order
+    (weight-only quantization dequantizes int8/fp8/int4 weights to the activation dtype). Two
+    dtypes of one size (fp16 and bf16) leave the choice to the file: an error asks for `math =`."""
+    best, first = inputs[0].dtype, inputs[0]
     for t in inputs[1:]:
-        if (t.dtype.size - best.size).is_positive:
-            best = t.dtype
+        if t.dtype.name == best.name:
+            continue
+        wider = t.dtype.size - best.size
+        if wider.is_positive:
+            best, first = t.dtype, t
+        elif not wider.is_negative:
+            raise SemanticError(f"{op}: {first.name} is {best.name} and {t.name} is {t.dtype.name}, and neither "
+                                "is wider, so the dtype of the math is not clear", span,
+                                f"say which with `{{ math = {best.name} }}` after the call")
     return best
 
 
@@ -97,7 +133,7 @@ def broadcast(ctx: CallContext, explicit_ones: bool = True) -> tuple[sympy.Expr,
 
 def _elementwise(ctx: CallContext) -> KindResult:
     shape = broadcast(ctx)
-    return KindResult(shape, _widest(ctx.inputs), ctx.op.flops * _numel(shape))
+    return KindResult(shape, _math(ctx), ctx.op.flops * _numel(shape))
 
 
 def _matmul(ctx: CallContext) -> KindResult:
@@ -110,13 +146,19 @@ def _matmul(ctx: CallContext) -> KindResult:
     if not same_dim(k, k2, ctx.bindings, ctx.span):
         raise ShapeError(f"matmul: inner dimensions differ: {a.name}{shape_text(a.shape)} · "
                          f"{b.name}{shape_text(b.shape)}", ctx.span,
-                         f"the last dimension of {a.name} ({k}) must equal the first matrix "
-                         f"dimension of {b.name} ({k2})")
+                         f"the last dimension of {a.name} ({_valued(k, ctx.bindings)}) must equal the "
+                         f"first matrix dimension of {b.name} ({_valued(k2, ctx.bindings)})")
     batch_ctx = CallContext(ctx.op, tuple(_batch_view(t) for t in (a, b)), None, None,
                             ctx.bindings, ctx.span)
     batch = broadcast(batch_ctx, explicit_ones=False) if any(len(t.shape) > 2 for t in (a, b)) else ()
     shape = tuple(batch) + (m, n)
-    return KindResult(shape, a.dtype, ctx.op.flops * _numel(batch) * m * n * k)
+    return KindResult(shape, _math(ctx), ctx.op.flops * _numel(batch) * m * n * k)
+
+
+def _valued(d: sympy.Expr, bindings: dict) -> str:
+    """A size and, when symbols give it a number, that number: `K = 7`."""
+    value = d.xreplace(bindings)
+    return f"{d} = {value}" if value != d and value.is_number else str(d)
 
 
 def _batch_view(t: Tensor) -> Tensor:
@@ -138,12 +180,16 @@ def _reduce(ctx: CallContext) -> KindResult:
         raise ShapeError(f"{ctx.op.name}: cannot reduce the scalar {x.name}", ctx.span)
     axis = _axis(ctx)
     shape = x.shape[:axis] + x.shape[axis + 1:]
-    return KindResult(shape, x.dtype, ctx.op.flops * x.numel)
+    return KindResult(shape, _math(ctx), ctx.op.flops * x.numel)
 
 
 def _rowwise(ctx: CallContext) -> KindResult:
     (x,) = ctx.inputs
-    return KindResult(x.shape, x.dtype, ctx.op.flops * x.numel)
+    return KindResult(x.shape, _math(ctx), ctx.op.flops * x.numel)
+
+
+def _math(ctx: CallContext) -> Dtype:
+    return ctx.math if ctx.math is not None else math_dtype(ctx.inputs, ctx.op.name, ctx.span)
 
 
 def _view(ctx: CallContext) -> KindResult:
@@ -178,4 +224,4 @@ def check_arity(op: OpSpec, span: Span) -> None:
                             f"'{op.name}' declares {len(op.params)}", span)
 
 
-__all__ += ["broadcast", "check_arity", "ARITY"]
+__all__ += ["broadcast", "check_arity", "ARITY", "math_dtype", "recording_equalities"]

@@ -10,16 +10,17 @@ from a Program is a front-end object (tests/test_ir_pure.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from pathlib import Path
+from typing import Callable, Mapping, Optional
 
 import sympy
 
-from ..errors import Span
+from ..errors import Source, Span
 from ..units import Unit
 from .statements import Block, Compare, Let, Query, Scenario, Solve
 from .system import Comms, ParallelSpec, ShardSpec, System
 
-__all__ = ["Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
+__all__ = ["Overrides", "Origin", "Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
            "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
 
 FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
@@ -205,6 +206,29 @@ class Repeat:
     outer: tuple[str, ...] = ()  # enclosing repeats
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """What-if changes made while resolving, exactly as if the file said so (`frontend.variants`):
+    dims and params take other values (None: free), tensors are stored in other dtypes. Every
+    check runs again, so an error they cause points at the file's own span."""
+    symbols: Mapping[str, Optional[sympy.Expr]] = field(default_factory=dict)
+    dtypes: Mapping[str, str] = field(default_factory=dict)  # a storage tensor → its new dtype
+    text: str = ""  # the settings as written, quoted by the errors they cause
+    math: Optional[str] = None  # `math = DTYPE`: applied after resolving (frontend.variants)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What a program was resolved from (the main file's text, its path, whether the prelude was
+    loaded), so that a what-if can parse and resolve it again with `overrides`."""
+    source: Optional[Source]
+    path: Optional[Path]
+    prelude: bool
+    overrides: Overrides = Overrides()
+    #: what turns the resolved program into the analysed one (the sharding pass), run again too
+    after: Optional[Callable] = None
+
+
 @dataclass
 class Program:
     """Everything a file (with its imports and the prelude) defines, in definition order."""
@@ -247,6 +271,13 @@ class Program:
     parallels: list[ParallelSpec] = field(default_factory=list)
     #: set by passes.shard: the program is per chip (local shapes, collectives inserted)
     sharded: bool = False
+    #: sizes the shape checks found equal only through the symbols' values (`K` and `J` of a
+    #: matmul, both 5): (a, b, span); a what-if that frees K ties J to it (`frontend.variants`)
+    equalities: list = field(default_factory=list)
+    #: what the program was resolved from: what-ifs resolve it again (`frontend.variants`)
+    origin: Optional[Origin] = None
+    #: symbols a what-if tied to freed ones (`frontend.variants.unbind`): (name, value)
+    ties: tuple = ()
 
     @property
     def system(self) -> Optional[System]:

@@ -92,6 +92,8 @@ def _equation_lines(r: SolveResult) -> list[str]:
     out = [f"  {_heading(r)}"]
     if r.was_bound is not None:
         out.append(f"    ({x} = {_v(r.was_bound, r.unit)} as given is set aside: solved with {x} free)")
+    for name, value in r.ties:
+        out.append(f"    ({name} = {_v(value)} while {x} varies: the shapes need them equal)")
     out += _root_lines(r)
     if r.legend:
         out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
