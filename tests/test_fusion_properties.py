@@ -51,7 +51,10 @@ def _apply(p: Program, name, op, args, cast=None, axis=None, result_shape=None):
     """Add `name = op(args)` to p the way the resolver does (see frontend/calls.py)."""
     spec = p.ops[op]
     inputs = tuple(p.tensors[a] for a in args)
-    r = RULES[spec.kind](CallContext(spec, inputs, axis, result_shape, p.bindings, SPAN))
+    # fp16 with bf16 (one size, neither wider) needs `{ math = ... }` in a file: the first one's here
+    tie = len({t.dtype.name for t in inputs}) > 1 and len({t.dtype.size for t in inputs}) == 1
+    math = inputs[0].dtype if tie else None
+    r = RULES[spec.kind](CallContext(spec, inputs, axis, result_shape, p.bindings, SPAN, math))
     storage = inputs[0].storage if r.is_view else name
     dtype = p.dtypes[cast] if cast else r.dtype
     p.tensors[name] = Tensor(name, dtype, r.shape, "intermediate", SPAN, storage)

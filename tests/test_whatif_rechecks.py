@@ -244,3 +244,28 @@ def test_scenario_analysis_of_a_file_with_settings_keeps_earlier_ones():
     a = scenario_analysis(base, parse_settings("W = int8"))
     h = next(k for k in a.kernels if "h" in k.ops)
     assert a.value(h.bytes_read) == 4096 * 2 + 4096 * 4096
+
+
+# --- 17.6: a free size is assumed to be a positive whole number, and a sweep checks it ----------
+
+def test_a_free_size_that_may_not_be_positive_is_stated_as_an_assumption(tmp_path, capsys):
+    # N free, M = 10: x has N − 10 elements, a size only for N ≥ 11; p free (a param) is a size
+    # only when whole. Sizes that are positive whole numbers for every N (2·N, N) are not listed.
+    text = NEG + "param p\ninput z: fp16[p]\nw = relu(z)\ninput u: fp16[2 * N]\nv = relu(u)\n"
+    status, out, _ = run(tmp_path, capsys, text, "run")
+    assert status == 0
+    assert "sizes assumed to be positive whole numbers: N - 10 (at 3:15); p (at 6:15)\n" in out
+    status, out, _ = run(tmp_path, capsys, text, "run", "--json")
+    import json
+    assert json.loads(out)["assumed_sizes"] == ["N - 10", "p"]
+
+
+def test_a_sweep_through_a_size_that_is_not_positive_is_an_error(tmp_path, capsys):
+    # N = 1..20 (lin, 11 points: 1, 2.9, ...): at N = 1, N − 10 = −9 elements
+    status, _, err = run(tmp_path, capsys, NEG, "sweep", "--over", "N=1..20")
+    assert status == 2
+    assert err.splitlines()[0] == ("f.cost:3:15: error: at N = 1, the size N - 10 is -9: a dimension must be a "
+                                   "positive whole number")
+    # N = 11..20:lin:10 gives 11, 12, ..., 20: sizes 1 (the smallest) to 10, all fine
+    status, out, _ = run(tmp_path, capsys, NEG, "sweep", "--over", "N=11..20:lin:10")
+    assert status == 0 and out.splitlines()[2].split()[0] == "11"

@@ -207,6 +207,7 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     exprs = [v.expr for v in values]
     grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
     flat = [g.ravel() for g in grid]
+    _check_sizes(program, syms, flat)
     columns = tuple(_evaluate(syms, e, flat) for e in exprs)
     # one kernel's gap at a time, so memory stays O(points × outputs) however many kernels
     gaps = ((k.name, _evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat)) for k in an.kernels)
@@ -234,6 +235,20 @@ def _expression(an, query: Query, text: str, syms) -> Value:
                          expr.span)
     value = stated_unit(query, evaluate_in(an, expr))
     return Value(_closed(an, value.expr, syms), value.unit)
+
+
+def _check_sizes(program, syms, flat) -> None:
+    """Every size is a positive whole number at every point (`fp16[N - M]` at N = 5 is not)."""
+    for size, span in program.sizes:
+        if not size.free_symbols <= set(syms):
+            continue  # it depends on symbols left free: an assumption the report states
+        values = _evaluate(syms, size, flat)
+        bad = np.nonzero(~((values >= 1) & (np.abs(values - np.round(values)) <= 1e-9 * np.abs(values))))[0]
+        if bad.size:
+            i = int(bad[0])
+            at = ", ".join(f"{s} = {f[i]:.10g}" for s, f in zip(syms, flat))
+            raise SweepError(f"at {at}, the size {size} is {values[i]:.10g}: a dimension must be a positive "
+                             "whole number", span, "sweep over values where every size is one")
 
 
 def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:

@@ -351,6 +351,9 @@ class _Resolver:
             bound = e.xreplace(self.program.bindings)
             if bound.is_number and not (bound.is_integer and bound.is_positive):
                 raise ShapeError(f"a dimension must be a positive whole number, not {bound}", d.span)
+            if not bound.is_number and not (bound.is_integer and bound.is_positive) \
+                    and all(bound != size for size, _ in self.program.sizes):
+                self.program.sizes.append((bound, d.span))  # N - M with N free: an assumption
             dims.append(e)
         return tuple(dims)
 

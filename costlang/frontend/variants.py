@@ -143,6 +143,17 @@ def _module(source: Source):
     return _MODULES[key]
 
 
+def _keep_unchanged(old: Program, new: Program) -> None:
+    """Tensors and nodes a setting did not change stay the very same objects (B = 64 leaves every
+    shape in B), so that analyses share their kernels and costs (`analysis.shared`)."""
+    for table in (new.tensors, new.nodes):
+        before = old.tensors if table is new.tensors else old.nodes
+        for name, x in table.items():
+            y = before.get(name)
+            if y is not None and y is not x and y == x:
+                table[name] = y
+
+
 def _check_once(settings: Sequence[ast.Option]) -> None:
     seen: set[str] = set()
     for o in settings:
@@ -169,6 +180,7 @@ def _resolve_again(program: Program, changes: dict, settings, ties=()) -> Progra
         out.origin = again
     for kept in ("hardware", "selected_hardware", "hardware_span", "fusion", "solves", "compares", "settings"):
         setattr(out, kept, getattr(program, kept))
+    _keep_unchanged(program, out)
     if overrides.math is not None:
         _math_everywhere(out, program.dtypes[overrides.math])
     return out

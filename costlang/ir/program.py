@@ -276,6 +276,10 @@ class Program:
     equalities: list = field(default_factory=list)
     #: what the program was resolved from: what-ifs resolve it again (`frontend.variants`)
     origin: Optional[Origin] = None
+    #: sizes in free symbols that are positive whole numbers only for some of their values
+    #: (`fp16[N - M]`, `fp16[N / 3]`): (size, span); assumed, stated by the printers, and checked
+    #: at every point of a sweep
+    sizes: list = field(default_factory=list)
     #: symbols a what-if tied to freed ones (`frontend.variants.unbind`): (name, value)
     ties: tuple = ()
 

@@ -91,6 +91,8 @@ def to_dict(a) -> dict:
         },
         "fusion": a.fusion,
         "free_symbols": [str(s) for s in a.program.free_symbols],
+        # sizes in free symbols assumed to be positive whole numbers (`N - M`), when there are any
+        **({"assumed_sizes": [str(size) for size, _ in a.program.sizes]} if a.program.sizes else {}),
         "kernels": [_kernel(a, k) for k in a.kernels],
         "totals": {"flops": v(t.flops), "bytes_read": v(t.bytes_read), "bytes_written": v(t.bytes_written),
                    "bytes": v(t.bytes), "intensity": v(t.intensity),

@@ -45,6 +45,9 @@ def report(a, comparison=None, instances: bool = False) -> str:
     free = a.program.free_symbols
     if free:
         lines += [f"free symbols: {', '.join(str(s) for s in free)} (results below are expressions in them)", ""]
+    if a.program.sizes:
+        assumed = "; ".join(f"{size} (at {span.line}:{span.column})" for size, span in a.program.sizes)
+        lines[-1:-1] = [f"sizes assumed to be positive whole numbers: {assumed}"]
     comms = a.program.system is not None  # many chips: a T_comms column (printers/system.py)
     rows = [[kernel_label(k), "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
              exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
