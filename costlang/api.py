@@ -96,7 +96,7 @@ class Model:
         """
         program = self.program
         if settings:
-            from .frontend.variants import apply_settings
+            from .frontend.edits import apply_settings
             from .analysis.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))

@@ -45,7 +45,7 @@ def add_parsers(sub) -> list:
 
 def apply_cli_settings(model, texts):
     """The model's program with every `--set` applied (the model itself is not changed)."""
-    from .frontend.variants import apply_settings
+    from .frontend.edits import apply_settings
     from .analysis.whatif import parse_settings
     if not texts:
         return model.program

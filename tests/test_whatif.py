@@ -86,7 +86,7 @@ def test_settings_are_costlang_text_not_python(capsys):
 ])
 def test_bad_settings(setting, message):
     model = load(EXAMPLES / "queries" / "decode_crossing.cost")
-    from costlang.frontend.variants import apply_settings
+    from costlang.frontend.edits import apply_settings
     with pytest.raises(CostlangError, match=message):
         apply_settings(model.program, parse_settings(setting))
 

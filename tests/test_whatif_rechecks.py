@@ -269,3 +269,21 @@ def test_a_sweep_through_a_size_that_is_not_positive_is_an_error(tmp_path, capsy
     # N = 11..20:lin:10 gives 11, 12, ..., 20: sizes 1 (the smallest) to 10, all fine
     status, out, _ = run(tmp_path, capsys, NEG, "sweep", "--over", "N=11..20:lin:10")
     assert status == 0 and out.splitlines()[2].split()[0] == "11"
+
+
+def test_equal_parts_of_a_split_must_be_whole(tmp_path, capsys):
+    # x has 10 elements: three equal parts would have 10/3 each; with N = 12, 4 each (fine)
+    text = "use hardware chapter_gpu\ndim N = 12\ninput x: fp16[N]\na, b, c = split(x)\ny = relu(a)\n"
+    status, _, err = run(tmp_path, capsys, text, "run", "--set", "N=10")
+    assert status == 2
+    assert err.splitlines()[0] == "f.cost:4:11: error: split: a size of 10/3 along axis 0 of x[N] (with N=10)"
+    a = load_string(text).analyze()
+    assert a.value(a.totals.flops) == 4  # relu over the 4 elements of a
+
+
+def test_an_efficiency_given_twice_in_one_hardware_is_an_error(tmp_path, capsys):
+    text = ('hardware h : chapter_gpu {\n  efficiency HBM = 0.8 "a"\n  efficiency HBM = 0.9 "b"\n}\n'
+            "use hardware h\ninput x: fp16[4]\ny = relu(x)\n")
+    status, _, err = run(tmp_path, capsys, text, "check")
+    assert status == 2
+    assert err.splitlines()[0] == "f.cost:3:3: error: efficiency HBM is given twice (first at line 2)"

@@ -36,7 +36,8 @@ from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
 from .queries import analyze_with_queries, evaluate_in
 from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
-from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware, unbind
+from ..frontend.edits import unbind
+from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware
 
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
            "RegimeMap", "solve", "answer_solves", "HARDWARE_TARGETS"]

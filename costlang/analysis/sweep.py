@@ -25,7 +25,8 @@ from ..ir.program import Value
 from ..units import Unit
 from .verdict import decide
 from .queries import analyze_with_queries, evaluate_in, stated_unit
-from ..frontend.variants import evaluate_setting, for_analysis, unbind
+from ..frontend.edits import unbind
+from ..frontend.variants import evaluate_setting, for_analysis
 
 __all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
 

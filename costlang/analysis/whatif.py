@@ -20,7 +20,8 @@ from ..frontend import ast
 from ..ir.expr import Option
 from ..ir.program import Value
 from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
-from ..frontend.variants import apply_settings, setting_text
+from ..frontend.edits import apply_settings
+from ..frontend.variants import setting_text
 from .queries import analyze_with_queries
 from .solve import SolveResult, answer_solves
 

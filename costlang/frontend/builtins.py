@@ -104,9 +104,14 @@ def _part(r, s, name, span, x, axis, start, stop):
     checks = [(start, "a start"), (size, "a size")]
     for value, what in checks:
         v = value.xreplace(b)
-        if v.is_number and (v.is_negative or (what == "a size" and not v.is_positive)):
+        if v.is_number and (v.is_negative or (what == "a size" and not v.is_positive) or not v.is_integer):
             raise ShapeError(f"{s.call.op}: {what} of {v} along axis {axis} of {x.name}{shape_text(x.shape)}",
-                             s.call.span)
+                             s.call.span, "starts and sizes are whole numbers of elements" if not v.is_integer
+                             else None)
+    bound = size.xreplace(b)
+    if not bound.is_number and not (bound.is_integer and bound.is_positive) \
+            and all(bound != known for known, _ in r.program.sizes):
+        r.program.sizes.append((bound, s.call.span))  # N/3 with N free: an assumption
     over = (stop - dim).xreplace(b)
     if over.is_number and over.is_positive:
         raise ShapeError(f"{s.call.op}: {x.name}{shape_text(x.shape)} has {dim} along axis {axis}, "

@@ -57,7 +57,12 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
         raise SemanticError("the launch overhead cannot be negative", s.span)
     _check_complete(s, memories, peaks, opts.get("sms", hw.sms))
     effs = {e.key: e for e in hw.efficiencies}
+    given: dict = {}  # within this block: a second `efficiency HBM = ...` would silently win
     for e in s.efficiencies:
+        if e.key.id in given:
+            raise SemanticError(f"efficiency {e.key.id} is given twice (first at line {given[e.key.id].line})",
+                                e.span, "keep one of them")
+        given[e.key.id] = e.span
         if e.key.id not in ("compute", "matrix", "vector") and e.key.id not in memories:
             raise SemanticError(f"unknown efficiency '{e.key.id}'", e.key.span,
                                 "an efficiency names `compute`, `matrix`, `vector` or a memory level: "

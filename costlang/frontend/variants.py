@@ -3,8 +3,9 @@
 Input: a resolved `Program` and what to change: settings (`ast.Option`s of a `scenario` block or
 of `--set`), symbols to leave free, hardware figures to make symbolic. Output: a new `Program`;
 the original is never modified, so it can be analysed again under every variant. Dims, params
-and dtypes are changed by resolving the file again with them (`ir.program.Overrides`), so
-every shape, size and dtype rule holds as if the file were edited. While the file is resolved,
+and dtypes are changed by resolving the file again with them (`frontend.edits`, which applies
+every setting with the functions here), so every shape, size and dtype rule holds as if the file
+were edited. While the file is resolved,
 `check_solve` and `check_scenario` check those statements against it. Settings:
 
   NAME = expr        a dim or param takes another value (a plain number)
@@ -27,14 +28,15 @@ from typing import Sequence
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, SolveError, Source, Span, UnitError, did_you_mean
+from ..errors import CostNameError, SemanticError, SolveError, Span, UnitError, did_you_mean
 from . import ast
 from .typecheck import check_expression
 from .expr import evaluate, unit_words
-from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Overrides, Program, Value
+from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
-__all__ = ["apply_settings", "check_settings", "evaluate_setting", "setting_kind", "setting_text", "unbind", "for_analysis",
+__all__ = ["check_settings", "evaluate_setting", "setting_kind", "setting_text", "for_analysis", "APPLY", "RESOLVED",
+           "copy_program", "math_everywhere",
            "generalize", "lift_hardware", "Lifted", "HARDWARE_FIGURES", "ROLE_SETTINGS", "HARDWARE_TARGETS",
            "check_solve", "check_scenario"]
 
@@ -94,96 +96,27 @@ def check_scenario(r, s: ast.Scenario) -> None:
     check_settings(r.program, s.settings)
 
 
-#: settings that change what the file says: the file is resolved again with them, so every
-#: shape, size and dtype rule is checked again and a what-if gives what editing the file gives
-_RESOLVED = ("role", "tensor", "symbol")
-_ORDER = ("hardware", "figure", "peak", "efficiency", *_RESOLVED, "math", "fusion")
-
-
-def apply_settings(program: Program, settings: Sequence[ast.Option]) -> Program:
-    """The program with every setting applied, hardware first (its figures apply to the new one).
-
-    Dims, params and dtypes are changed by resolving the file again with them (`ir.program.
-    Overrides`): an error they cause (`K = 7` where a matmul needs K = J = 5) points at the file."""
-    _check_once(settings)
-    kinds = [(setting_kind(program, o), o) for o in settings]
-    out = _copy(program)
-    changes: dict = {"symbols": {}, "dtypes": {}}
-    for kind in _ORDER:
-        if kind == "math" and (changes["symbols"] or changes["dtypes"]):
-            out = _resolve_again(out, changes, [o for k, o in kinds if k in _RESOLVED])
-        for k, o in kinds:
-            if k == kind:
-                out = _APPLY[kind](out, o, changes) if kind in _RESOLVED else _APPLY[kind](out, o)
-    out.settings = (*program.settings, *(setting_text(o) for o in settings))
-    return out
+#: settings that change what the file says: the file is resolved again with them (`frontend.edits`)
+RESOLVED = ("role", "tensor", "symbol")
 
 
 def check_settings(program: Program, settings: Sequence[ast.Option]) -> None:
     """Raise the first problem of settings (a `scenario` while its file is resolved), applying none."""
-    _check_once(settings)
+    check_once(settings)
     for o in settings:
         kind = setting_kind(program, o)
-        if kind in _RESOLVED:
-            _APPLY[kind](program, o, {"symbols": {}, "dtypes": {}})
+        if kind in RESOLVED:
+            APPLY[kind](program, o, {"symbols": {}, "dtypes": {}})
         else:
-            _APPLY[kind](_copy(program), o)
+            APPLY[kind](copy_program(program), o)
 
 
-_MODULES: dict = {}  # (name, text) → the parsed main file: a compare's scenarios parse it once
-
-
-def _module(source: Source):
-    from .parser import parse
-    key = (source.name, source.text)
-    if key not in _MODULES:
-        if len(_MODULES) >= 16:
-            _MODULES.pop(next(iter(_MODULES)))
-        _MODULES[key] = parse(source.text, source.name)
-    return _MODULES[key]
-
-
-def _keep_unchanged(old: Program, new: Program) -> None:
-    """Tensors and nodes a setting did not change stay the very same objects (B = 64 leaves every
-    shape in B), so that analyses share their kernels and costs (`analysis.shared`)."""
-    for table in (new.tensors, new.nodes):
-        before = old.tensors if table is new.tensors else old.nodes
-        for name, x in table.items():
-            y = before.get(name)
-            if y is not None and y is not x and y == x:
-                table[name] = y
-
-
-def _check_once(settings: Sequence[ast.Option]) -> None:
+def check_once(settings: Sequence[ast.Option]) -> None:
     seen: set[str] = set()
     for o in settings:
         if o.name in seen:
             raise SemanticError(f"'{o.name}' is set twice", o.span)
         seen.add(o.name)
-
-
-def _resolve_again(program: Program, changes: dict, settings, ties=()) -> Program:
-    """The file resolved again with changed symbols and dtypes (and earlier what-ifs kept)."""
-    from .resolve import resolve  # resolve imports this module's checks
-    origin = program.origin
-    if origin is None or origin.source is None:
-        raise SemanticError("this program was not resolved from a file, so its dims and dtypes cannot be "
-                            "changed", settings[0].span if settings else None)
-    old = origin.overrides
-    text = "; ".join(t for t in (old.text, *(setting_text(o) for o in settings), *ties) if t)
-    overrides = Overrides({**old.symbols, **changes["symbols"]}, {**old.dtypes, **changes["dtypes"]}, text,
-                          old.math)
-    out = resolve(_module(origin.source), origin.path, origin.prelude, overrides)
-    if origin.after is not None:  # the passes the program went through after resolving (sharding)
-        again = dataclasses.replace(out.origin, after=origin.after)
-        out = origin.after(out)
-        out.origin = again
-    for kept in ("hardware", "selected_hardware", "hardware_span", "fusion", "solves", "compares", "settings"):
-        setattr(out, kept, getattr(program, kept))
-    _keep_unchanged(program, out)
-    if overrides.math is not None:
-        _math_everywhere(out, program.dtypes[overrides.math])
-    return out
 
 
 def setting_text(o: ast.Option) -> str:
@@ -194,65 +127,12 @@ def setting_text(o: ast.Option) -> str:
 
 def for_analysis(program: Program) -> Program:
     """A copy without what-if statements: analysing it never re-enters solve or compare."""
-    out = _copy(program)
+    out = copy_program(program)
     out.solves, out.compares = [], []
     return out
 
 
-def unbind(program: Program, names: Sequence[str]) -> Program:
-    """The program with these dims/params free (their stated values ignored). A size that must
-    equal a freed one (K and J of a matmul) follows it: J is tied to K (`Program.ties`)."""
-    ties = _ties(program, names)
-    changes = {"symbols": {**{n: None for n in names}, **{str(t): v for t, v in ties.items()}}, "dtypes": {}}
-    words = [f"{n} free" for n in names] + [f"{t} = {v}" for t, v in ties.items()]
-    out = _resolve_again(_copy(program), changes, (), words)
-    out.ties = tuple((str(t), v) for t, v in ties.items())
-    return out
-
-
-def _ties(program: Program, names: Sequence[str]) -> dict:
-    """Bound symbols that must follow freed ones: for each recorded equality of sizes (`a = b`)
-    that no longer holds once `names` are free, a bound symbol of the other side is solved for."""
-    bindings = program.bindings
-    released = {program.symbols[n].symbol for n in names}
-    ties: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for a, b, _ in program.equalities:
-            tie = _tie(a, b, bindings, released, ties)
-            if tie is not None:
-                ties[tie[0]] = tie[1]
-                released.add(tie[0])
-                changed = True
-    return ties
-
-
-def _tie(a, b, bindings, released, ties):
-    """(symbol, value) that keeps a = b when the released symbols vary, or None (none needed or found)."""
-    for this, other in ((a, b), (b, a)):
-        if not (this.free_symbols & released) or other.free_symbols & released:
-            continue
-        for s in sorted(other.free_symbols - this.free_symbols, key=str):
-            if s not in bindings:
-                continue
-            keep = {k: v for k, v in bindings.items() if k is not s and k not in released}
-            equation = (this - other).xreplace(ties).xreplace(keep)
-            x = sympy.Dummy(positive=True)
-            found = [v for v in sympy.solve(equation.xreplace({s: x}), x) if v.is_positive is not False]
-            if len(found) == 1:
-                return s, found[0]
-    return None
-
-
-def for_analysis(program: Program) -> Program:
-    """A copy without what-if statements: analysing it never re-enters solve or compare."""
-    out = _copy(program)
-    out.solves, out.compares = [], []
-    return out
-
-
-def _copy(program: Program) -> Program:
+def copy_program(program: Program) -> Program:
     out = copy.copy(program)
     out.symbols, out.tensors, out.nodes = dict(program.symbols), dict(program.tensors), dict(program.nodes)
     out.hardware, out.bindings = dict(program.hardware), dict(program.bindings)
@@ -373,16 +253,16 @@ def _set_math(p: Program, o: ast.Option) -> Program:
     dtype = _dtype(p, o)
     if p.origin is not None:  # kept when the file is resolved again for a later what-if
         p.origin = dataclasses.replace(p.origin, overrides=dataclasses.replace(p.origin.overrides, math=dtype.name))
-    return _math_everywhere(p, dtype)
+    return math_everywhere(p, dtype)
 
 
-def _math_everywhere(p: Program, dtype: Dtype) -> Program:
+def math_everywhere(p: Program, dtype: Dtype) -> Program:
     for name, n in list(p.nodes.items()):
         p.nodes[name] = dataclasses.replace(n, math_dtype=dtype)
     return p
 
 
-_APPLY = {"symbol": _set_symbol, "hardware": _set_hardware, "fusion": _set_fusion,
+APPLY = {"symbol": _set_symbol, "hardware": _set_hardware, "fusion": _set_fusion,
           "figure": _set_figure, "peak": _set_peak, "role": _set_role, "tensor": _set_tensor,
           "math": _set_math, "efficiency": _set_efficiency}
 
