@@ -429,3 +429,21 @@ def test_an_unclosed_parenthesis_in_a_setting_is_placed_in_it(cli):
     assert status == 2
     assert err == ("--set:1:5: error: unexpected end of line\n 1 | N=(2\n   |     ^\n"
                    "  = hint: the '(' at column 3 is never closed with ')'\n")
+
+
+# --- 9. load-dependent results -------------------------------------------------------------------------
+
+def test_loading_the_parser_is_outside_the_parsing_budget(cli, monkeypatch):
+    # the parser was built inside the 5 s parsing budget: on a loaded machine valid files failed
+    import time
+    from costlang.frontend import parser as parser_module
+    real = parser_module.parser
+
+    def slow_parser():
+        started = time.process_time()
+        while time.process_time() - started < 0.5:  # 0.5 s of CPU time, over the budget of 0.2 s
+            pass
+        return real()
+    monkeypatch.setattr(parser_module, "parser", slow_parser)
+    status, out, err = cli(RELU, "run", "t.cost", "--time-budget", "0.2")
+    assert status == 0 and "memory-bound" in out, err
