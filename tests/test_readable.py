@@ -219,3 +219,10 @@ def test_a_derivation_cancels_common_factors_in_the_general_form_and_the_value()
     assert r"&= \frac{B \cdot d}{d + 2 \cdot B} \\" in text
     assert r"&= \frac{4096 \cdot B}{4096 + B}\,\mathrm{FLOP/B}" in text
     assert r"\frac{2 \cdot B \cdot d^{2}}{2 \cdot d^{2} + 4 \cdot B \cdot d}" not in text
+
+
+def test_a_symbolic_fraction_of_peak_is_a_percentage_of_each_branch():
+    # llm_decode_batch: P = min(10^15, 2·10^12·B) FLOP/s (BW × I with I = B); of a 10^15 peak,
+    # in %: 100·min(10^15, 2·10^12·B)/10^15 = min(100, B/5)
+    from costlang.printers.numbers import percent
+    assert percent(Min(10 ** 15, 2 * 10 ** 12 * B) / 10 ** 15) == "min(100, B/5) %"

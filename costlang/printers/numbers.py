@@ -136,6 +136,14 @@ def _lowest_terms(m):
     return top / bottom
 
 
+def _into_extrema(e):
+    """c·max(a, b) as max(c·a, c·b) for a positive number c (a percentage of a min reads min(100, B/5))."""
+    coeff, rest = e.as_coeff_Mul() if isinstance(e, sympy.Expr) else (1, e)
+    if coeff.is_positive and isinstance(rest, (sympy.Max, sympy.Min)):
+        return type(rest)(*[coeff * a for a in rest.args])
+    return e
+
+
 def expr_text(e) -> str:
     """An expression as a person reads it (`ReaderPrinter`, after `tidy`)."""
     if isinstance(e, sympy.Basic):
@@ -393,7 +401,7 @@ def plain(e) -> str:
 @_remembered
 def percent(e) -> str:
     if not is_bound(e):
-        return f"100·({expr_text(e)}) %"
+        return f"{expr_text(_into_extrema(100 * e))} %"
     if beyond_floats(e):
         return f"{scientific(e * 100, 3)} %"
     x = _float(e) * 100
