@@ -7,7 +7,7 @@ Rational) and a `Unit`, the exponent vector over FLOP, B and s. Decimal prefixes
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy
 
@@ -30,7 +30,7 @@ class Unit:
     flop: int = 0
     byte: int = 0
     second: int = 0
-    label: str = field(default="", repr=False)
+    label: str = ""
 
     def __mul__(self, other: "Unit") -> "Unit":
         return Unit(self.flop + other.flop, self.byte + other.byte, self.second + other.second)
