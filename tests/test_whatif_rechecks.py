@@ -287,3 +287,15 @@ def test_an_efficiency_given_twice_in_one_hardware_is_an_error(tmp_path, capsys)
     status, _, err = run(tmp_path, capsys, text, "check")
     assert status == 2
     assert err.splitlines()[0] == "f.cost:3:3: error: efficiency HBM is given twice (first at line 2)"
+
+
+def test_a_tie_is_said_in_json_and_in_derivations(tmp_path, capsys):
+    # the solve for K of KJ ties J to K: JSON names it, derivations say it (en, ko)
+    text = KJ + "solve intensity(c) = critical_intensity(c) for K\n"
+    status, out, _ = run(tmp_path, capsys, text, "run", "--json")
+    import json
+    assert status == 0 and json.loads(out)["solves"][0]["ties"] == [{"symbol": "J", "value": "K"}]
+    status, out, _ = run(tmp_path, capsys, text, "derive")
+    assert status == 0 and "The shapes need $J = K$, so it holds while $K$ varies." in out
+    status, out, _ = run(tmp_path, capsys, text, "derive", "--lang", "ko")
+    assert status == 0 and "모양이 맞도록, $K$가 바뀌는 동안 $J = K$다." in out

@@ -63,6 +63,9 @@ class SolveDerivation:
         if r.was_bound is not None:
             value = self.math(f"{self._x(r)} {self._is(r.was_bound, r.unit)}")
             blocks.append(self.paragraph(self._say("set_aside", x=self.math(self._x(r)), value=value)))
+        for name, tied in r.ties:  # J = K: a size that must equal X follows it
+            eq = self.math(f"{self._tex(_lifted(sympy.Symbol(name)))[0]} = {self._tex(_lifted(tied))[0]}")
+            blocks.append(self.paragraph(self._say("tied", x=self.math(self._x(r)), eq=eq)))
         blocks += [self._roots(r), self._legend(r)]
         blocks += [self.paragraph(self._say("condition", expr=self.math(self._tex(_lifted(e))[0]),
                                             condition=self.math(self._tex(_lifted(c))[0])))

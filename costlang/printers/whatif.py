@@ -314,6 +314,7 @@ def solve_dict(r) -> dict:
                             "error": _num(ap.error)} for ap in r.approximations],
         "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
         "undecided": list(r.undecided),
+        "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
     }
 
 
