@@ -447,3 +447,12 @@ def test_loading_the_parser_is_outside_the_parsing_budget(cli, monkeypatch):
     monkeypatch.setattr(parser_module, "parser", slow_parser)
     status, out, err = cli(RELU, "run", "t.cost", "--time-budget", "0.2")
     assert status == 0 and "memory-bound" in out, err
+
+
+def test_a_huge_setting_in_a_many_chip_example_does_not_hang_the_verdict(cli):
+    # found by the campaign (seed 551179): B = 10^400 ran past 60 s of CPU time in sympy's factoring
+    # (it hunts primes past the coefficients) while the program verdict was simplified; now 2 s
+    from conftest import EXAMPLES
+    status, out, err = cli(None, "run", str(EXAMPLES / "parallel/hsym_matmul_2chips.cost"), "--set", "B=10^400")
+    assert status == 0, err
+    assert "for D < 78800/9 ≈ 8756" in out

@@ -111,3 +111,14 @@ def test_the_standalone_document_with_hostile_labels_compiles(derive, tmp_path):
     log = (tmp_path / "d.log").read_text(encoding="utf-8", errors="replace")
     assert r.returncode == 0, log[-2000:]
     assert "(/etc/passwd" not in log  # \input{/etc/passwd} was printed, not read
+
+
+def test_csv_cells_never_run_as_spreadsheet_formulas(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.cost").write_text('use hardware chapter_gpu\ndim N\ninput x: fp16[N]\noutput y = relu(x)\n'
+                                     'query "=HYPERLINK(1)" = t_kernel(y)\n', encoding="utf-8")
+    assert main(["sweep", "--csv", "t.cost", "--over", "N=1,2", "--show", "=HYPERLINK(1)"]) == 0
+    # t_kernel(y) = 4·N B / 2 TB/s = 2·10^-12 s per element: numbers stay numbers, the label is quoted
+    assert capsys.readouterr().out == "N,'=HYPERLINK(1),crossing\n1.0,2e-12,\n2.0,4e-12,\n"
+    assert main(["compare", "--csv", "t.cost", "--scenario", "N=2"]) == 0
+    assert "\n'=HYPERLINK(1),s,N/500000000000,4e-12\n" in capsys.readouterr().out

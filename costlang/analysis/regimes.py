@@ -41,8 +41,10 @@ def core(e: sympy.Expr) -> sympy.Expr:
     sign, kept = 1, []
     for part in (numer, denom):
         try:
+            if _huge_numbers(part):  # sympy's factoring hunts primes past them: minutes for 10^400
+                raise ValueError("too large to factor")
             coeff, factors = sympy.factor_list(part)
-        except SYMPY_FAILURES:
+        except (ValueError, *SYMPY_FAILURES):
             coeff, factors = 1, [(f, 1) for f in sympy.Mul.make_args(sympy.factor_terms(part))]
         sign *= -1 if coeff < 0 else 1
         for f, m in factors:
@@ -54,6 +56,11 @@ def core(e: sympy.Expr) -> sympy.Expr:
             kept.append(f ** m)
     out = sign * sympy.Mul(*kept)
     return _monic(out)
+
+
+def _huge_numbers(e: sympy.Expr) -> bool:
+    """Whether a number in `e` has more than 512 bits (about 154 digits)."""
+    return any(max(abs(r.p), r.q).bit_length() > 512 for r in e.atoms(sympy.Rational))
 
 
 def _monic(e: sympy.Expr) -> sympy.Expr:

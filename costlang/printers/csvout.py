@@ -3,7 +3,8 @@
 Input: an `Analysis`, or a what-if `Comparison`. Output: CSV text (RFC 4180, via the csv module).
 Numbers are machine-readable: an exact integer in full, any other bound value as the shortest
 float that round-trips, in SI base units (FLOP, B, s, FLOP/B) named in the header; a value that
-still depends on a free symbol is its expression; verdicts are their words.
+still depends on a free symbol is its expression; verdicts are their words. A cell a spreadsheet
+would run as a formula (a label `=HYPERLINK(...)`, an expression `-N`) starts with `'`.
 
 >>> from costlang import load_string
 >>> a = load_string("use hardware chapter_gpu\\ndim N = 1000\\ninput x: fp16[N]\\ny = relu(x)").analyze()
@@ -18,7 +19,7 @@ import io
 import sympy
 
 from .memory_text import bound_text
-from .safe import terminal_safe
+from .safe import spreadsheet_safe, terminal_safe
 
 __all__ = ["run_csv", "comparison_csv", "csv_number"]
 
@@ -39,7 +40,7 @@ def _write(rows) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for row in rows:
-        writer.writerow([terminal_safe(str(c)) for c in row])
+        writer.writerow([spreadsheet_safe(terminal_safe(str(c))) for c in row])
     return out.getvalue()
 
 

@@ -18,12 +18,16 @@ it, so `\\input{...}`, `\\write18`, `^^5c` (TeX's way of writing a backslash) an
 are only letters; the same commands work inside KaTeX's `\\text{}`. In Markdown, text
 (`markdown_text`) has its punctuation backslash-escaped, so `<script>`, `$x$`, `*` and `[a](b)` are
 shown as written, and a code span (`markdown_code`) is fenced by more backticks than it holds.
+
+Spreadsheets. A CSV cell that starts with `=`, `+`, `-` or `@` is a formula to a spreadsheet
+(`=HYPERLINK(...)`, `=cmd|...`); `spreadsheet_safe` quotes such a cell with a leading `'`, unless
+it is a number (`-1.5` stays a number).
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe", "UNSAFE", "latex_text", "markdown_text", "markdown_code"]
+__all__ = ["terminal_safe", "UNSAFE", "latex_text", "markdown_text", "markdown_code", "spreadsheet_safe"]
 
 #: C0 controls but tab and newline, DEL, C1 controls, and the invisible direction marks and overrides
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -77,3 +81,17 @@ def markdown_code(text: str) -> str:
 def _lines(text: str) -> str:
     """One line: a line break inside a label would end a heading, a list item or a paragraph."""
     return re.sub(r"[\r\n]+", " ", text)
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula.
+
+    >>> spreadsheet_safe("=HYPERLINK(\\"x\\")"), spreadsheet_safe("-1.5e-09"), spreadsheet_safe("-N + 4")
+    ('\\'=HYPERLINK("x")', '-1.5e-09', "'-N + 4")
+    """
+    if cell[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell

@@ -19,6 +19,7 @@ from ..analysis.verdict import Verdict
 from .memory_text import bound_text
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from .phrases import phrase
+from .safe import spreadsheet_safe
 from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
@@ -369,7 +370,7 @@ def sweep_table(sw) -> str:
 def sweep_csv(sw) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*sw.symbols, *sw.labels, "crossing"])
+    w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
     import numpy as np  # only sweeps need numpy: `costlang run` never imports it
     # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
     cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
