@@ -31,6 +31,10 @@ def test_compare_csv_has_one_column_per_scenario(capsys):
     # weights P = 70e9: fp16 2 B each → 1.4e11 B; int4 0.5 B → 3.5e10 B; T_memory = bytes / 2e12 B/s
     assert table["bytes"] == ["B", "140000000000", "35000000000"]
     assert table["T_memory"] == ["s", "0.07", "0.0175"]
+    # I = 2·P·B / (P·b) = 2B/b: B for fp16 (b = 2), 4B for int4 (b = 1/2); I* = 1000e12/2e12 = 500,
+    # so the crossing is B = 500 (fp16) and B = 125 (int4). The bound row is words, not a repr.
+    assert table["bound"] == ["", "memory-bound when B < 500, balanced at B = 500, else compute-bound",
+                              "memory-bound when B < 125, balanced at B = 125, else compute-bound"]
 
 
 def test_analysis_repr_is_one_short_line():

@@ -18,6 +18,7 @@ import io
 
 import sympy
 
+from ..analysis.bounds import Verdict
 from .memory_text import bound_text
 from .safe import spreadsheet_safe, terminal_safe
 
@@ -55,10 +56,17 @@ def run_csv(a) -> str:
     return _write(rows)
 
 
+def _cell(value, unit) -> str:
+    """A number in machine-readable form; a verdict in words (never its dataclass repr)."""
+    if unit is not None:
+        return csv_number(value)
+    return bound_text(value) if isinstance(value, Verdict) else str(value)
+
+
 def comparison_csv(c) -> str:
     rows = [("quantity", "unit", *c.scenarios), ("settings", "", *c.settings), ("hardware", "", *c.hardware)]
     for row in c.rows:
         unit = "" if row.unit is None or row.unit.dimensionless else str(row.unit)
-        rows.append((row.label, unit, *(csv_number(x) if row.unit is not None else str(x) for x in row.values)))
+        rows.append((row.label, unit, *(_cell(x, row.unit) for x in row.values)))
     rows.append((f"speed-up vs {c.scenarios[0]}", "", *("" if s is None else csv_number(s) for s in c.speedups)))
     return _write(rows)
