@@ -38,6 +38,10 @@ __all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "time_budget", "limit", "budget_sec
 
 DEFAULT_SECONDS = 5.0
 _MIN_SECONDS = 1e-6  # setitimer(0) would switch the timer off instead of firing at once
+#: once a budget has run out, its timer fires again this often (CPU seconds) until the block ends:
+#: an interruption that lands where Python ignores exceptions (a garbage-collector callback, a
+#: `__del__`) would otherwise be lost, and the block would run on without a budget
+_REPEAT_SECONDS = 0.05
 #: a longer budget is as good as none; it is clamped here because timers cannot take 1e308 s
 MAX_SECONDS = 1e7
 _limit: contextvars.ContextVar[float] = contextvars.ContextVar("costlang_time_budget",
@@ -120,7 +124,7 @@ def _arm_signal(seconds: float, clock: Callable[[], float], state: dict) -> Iter
     started = clock()
     state["mine"] = not outer_left or seconds < outer_left  # the timer that fires is this budget's
     signal.signal(_SIGNAL, _expire)
-    signal.setitimer(_TIMER, min(seconds, outer_left) if outer_left else seconds)
+    signal.setitimer(_TIMER, min(seconds, outer_left) if outer_left else seconds, _REPEAT_SECONDS)
     try:
         yield
     finally:
@@ -128,7 +132,7 @@ def _arm_signal(seconds: float, clock: Callable[[], float], state: dict) -> Iter
         signal.signal(_SIGNAL, outer_handler)
         if outer_left:  # give the outer budget back what is left of it
             left = outer_left - (clock() - started)
-            signal.setitimer(_TIMER, max(left, _MIN_SECONDS))
+            signal.setitimer(_TIMER, max(left, _MIN_SECONDS), _REPEAT_SECONDS)
 
 
 @contextmanager
