@@ -346,3 +346,28 @@ def test_fused_kernel_with_mixed_math_times_each_op_at_its_own_peak():
     # 8 FLOP at 40e12 + 8 FLOP at 20e12 = 0.6 ns
     assert k.cost.math_dtype == "fp32"
     assert a.value(k.t_compute) == sympy.Rational(8, 40 * 10 ** 12) + sympy.Rational(8, 20 * 10 ** 12)
+
+
+def test_a_long_chain_fuses_into_one_kernel_merging_smaller_into_larger():
+    # 300 chained relus of one shape: elementwise fusion gives one kernel x1+…+x300 whose bytes are
+    # the chain's input and output only: 2 · 1024 elements · 2 B (fp16) = 4096 B, and 300 FLOP per
+    # element = 307,200 FLOP.
+    lines = ["use hardware chapter_gpu", "dim N = 1024", "input x0: fp16[N]"]
+    lines += [f"x{i} = relu(x{i - 1})" for i in range(1, 301)] + ["output x300"]
+    a = load_string("\n".join(lines) + "\n", "chain.cost").analyze()
+    (k,) = a.kernels
+    assert k.name == "x1+…+x300" and a.value(k.bytes) == 4096 and a.value(k.flops) == 307200
+
+
+def test_kernel_dag_merge_keeps_the_larger_kernel_and_moves_only_the_smaller_ones_ops():
+    # The union-by-size rule that keeps fusion linear on long chains: merging a 1-op kernel into a
+    # 3-op kernel re-owns the 1 op (not the 3), and the merged kernel keeps the 3-op kernel's id.
+    import networkx as nx
+    from costlang.passes.quotient import KernelDag
+    G = nx.DiGraph([("a", "b"), ("b", "c"), ("c", "d")])
+    dag = KernelDag(G, [("a", "b", "c"), ("d",)], {n: i for i, n in enumerate("abcd")})
+    before = dict(dag.owner)
+    keep, gone = dag.merge(dag.group("c"), dag.group("d"))
+    assert (keep, gone) == (0, 1)
+    assert [op for op in "abcd" if dag.owner[op] != before[op]] == ["d"]
+    assert dag.groups() == [("a", "b", "c", "d")]

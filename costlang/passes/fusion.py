@@ -19,7 +19,7 @@ Views and custom kernels are fusion barriers. Its contract is checked by `verify
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import networkx as nx
@@ -37,22 +37,49 @@ FUSIBLE_ANCHORS = ("matmul", "reduce", "rowwise")
 BASE_MODE = {"flash": "epilogue"}
 
 
+@dataclass
+class _Facts:
+    """What the rules need to know of one kernel, kept up to date merge by merge (so judging a
+    merge costs the size of what changes, not of the kernels: a 10,000-op chain stays linear)."""
+    barrier: bool = False                                 # holds a custom kernel, a view or a collective
+    anchors: list = field(default_factory=list)           # its non-elementwise kinds
+    produced: set = field(default_factory=set)            # the tensors its ops compute
+    anchor_inputs: set = field(default_factory=set)       # storages an anchor op reads
+    view_inputs: set = field(default_factory=set)         # storages it reads through a view
+
+    @staticmethod
+    def of_op(G: nx.DiGraph, program, n: str) -> "_Facts":
+        kind, node = G.nodes[n]["op"].kind, program.nodes[n]
+        tensors = program.tensors
+        return _Facts(kind in ("custom", "view", "collective"),
+                      [] if kind == "elementwise" else [kind], {node.output},
+                      set() if node.kind == "elementwise" else {tensors[t].storage for t in node.inputs},
+                      {tensors[t].storage for t in node.inputs if tensors[t].storage != t})
+
+    def absorb(self, other: "_Facts") -> None:
+        self.barrier = self.barrier or other.barrier
+        self.anchors += other.anchors
+        for mine, theirs in ((self.produced, other.produced), (self.anchor_inputs, other.anchor_inputs),
+                             (self.view_inputs, other.view_inputs)):
+            mine |= theirs
+
+
 @dataclass(frozen=True)
 class _Merge:
     """A proposed merge: the producer's group, the consumer's group, and the context to judge it."""
     G: nx.DiGraph
     program: object
     mode: str
-    producer: tuple[str, ...]
-    consumer: tuple[str, ...]
+    producer: list                        # the producer kernel's ops (in no particular order)
+    consumer: list
     dag: KernelDag                        # the whole partition before the merge, as a kernel graph
+    facts: tuple                          # (producer's _Facts, consumer's _Facts)
 
-    @property
-    def ops(self) -> tuple[str, ...]:
-        return self.producer + self.consumer
-
-    def kinds(self, ops) -> list[str]:
-        return [self.G.nodes[n]["op"].kind for n in ops]
+    def reads_own(self, inputs: str) -> bool:
+        """Whether a storage in either side's `inputs` facts is computed by either side."""
+        pf, cf = self.facts
+        return any(t in pf.produced or t in cf.produced
+                   for side in self.facts for t in getattr(side, inputs))
 
 
 def _crosses_repeat(m: _Merge) -> bool:
@@ -62,11 +89,11 @@ def _crosses_repeat(m: _Merge) -> bool:
 
 
 def _custom_or_view(m: _Merge) -> bool:
-    return any(k in ("custom", "view", "collective") for k in m.kinds(m.ops))
+    return m.facts[0].barrier or m.facts[1].barrier
 
 
 def _anchors(m: _Merge) -> list[str]:
-    return [k for k in m.kinds(m.ops) if k != "elementwise"]
+    return m.facts[0].anchors + m.facts[1].anchors
 
 
 def _anchor_not_allowed(m: _Merge) -> bool:
@@ -77,10 +104,7 @@ def _anchor_not_allowed(m: _Merge) -> bool:
 def _prologue(m: _Merge) -> bool:
     # An epilogue runs on the anchor's results; an op that feeds the anchor (a prologue) would
     # have to finish before the anchor starts, which one kernel launch does not give it.
-    p = m.program
-    produced = {p.nodes[n].output for n in m.ops}
-    return any(p.tensors[t].storage in produced
-               for n in m.ops if p.nodes[n].kind != "elementwise" for t in p.nodes[n].inputs)
+    return m.reads_own("anchor_inputs")
 
 
 def _other_space(m: _Merge) -> bool:
@@ -94,10 +118,7 @@ def _other_space(m: _Merge) -> bool:
 def _reads_own_output_through_view(m: _Merge) -> bool:
     # A transposed or reshaped read of a tensor the kernel itself computes needs elements that
     # other threads produce: the tensor must go through memory, so the two sides stay apart.
-    p = m.program
-    produced = {p.nodes[n].output for n in m.ops}
-    return any(p.tensors[t].storage != t and p.tensors[t].storage in produced
-               for n in m.ops for t in p.nodes[n].inputs)
+    return m.reads_own("view_inputs")
 
 
 def _closes_cycle(m: _Merge) -> bool:
@@ -169,13 +190,19 @@ def _sweep(G: nx.DiGraph, program, mode: str, groups: list) -> bool:
     step per edge rather than a quotient graph per proposal."""
     index = {n: i for i, n in enumerate(G.nodes)}
     dag = KernelDag(G, groups, index)
+    facts = {}
+    for k, ops in dag.ops.items():
+        facts[k] = _Facts.of_op(G, program, ops[0])
+        for n in ops[1:]:
+            facts[k].absorb(_Facts.of_op(G, program, n))
     merged_any = False
     for u, v in sorted(G.edges, key=lambda e: (index[e[1]], index[e[0]])):
         a, b = dag.group(u), dag.group(v)
         if a is None or b is None or a == b:
             continue  # a view on one side, or already together
-        if why_not_merged(_Merge(G, program, mode, dag.ops[a], dag.ops[b], dag)) is None:
-            dag.merge(a, b)
+        if why_not_merged(_Merge(G, program, mode, dag.ops[a], dag.ops[b], dag, (facts[a], facts[b]))) is None:
+            keep, gone = dag.merge(a, b)
+            facts[keep].absorb(facts.pop(gone))
             merged_any = True
     groups[:] = dag.groups()
     return merged_any

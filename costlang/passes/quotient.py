@@ -19,11 +19,11 @@ __all__ = ["KernelDag"]
 
 
 class KernelDag:
-    """Kernels (tuples of ops) as integer ids, with successor/predecessor sets and positions."""
+    """Kernels (lists of ops) as integer ids, with successor/predecessor sets and positions."""
 
     def __init__(self, G: nx.DiGraph, groups, index: dict[str, int]):
         self.index = index
-        self.ops: dict[int, tuple[str, ...]] = dict(enumerate(tuple(g) for g in groups))
+        self.ops: dict[int, list[str]] = dict(enumerate(list(g) for g in groups))  # unordered inside
         self.owner: dict[str, int] = {op: i for i, g in self.ops.items() for op in g}
         self.succ: dict[int, set[int]] = {i: set() for i in self.ops}
         self.pred: dict[int, set[int]] = {i: set() for i in self.ops}
@@ -87,32 +87,36 @@ class KernelDag:
             a, b = b, a
         return any(b in self.succ[k] for k in self._forward(a, b))
 
-    def merge(self, a: int, b: int) -> int:
-        """Merge kernel b into kernel a (a is positioned before b); returns the merged kernel's id."""
+    def merge(self, a: int, b: int) -> tuple[int, int]:
+        """Merge kernels a and b; returns (kept id, absorbed id). The larger kernel keeps its id
+        and takes the smaller one's ops, so each op changes owner O(log n) times over a pass."""
         if self.pos[a] > self.pos[b]:
             a, b = b, a
+        keep, gone = (a, b) if len(self.ops[a]) >= len(self.ops[b]) else (b, a)
         forward, backward = self._forward(a, b), self._backward(a, b)
         slots = sorted(self.pos[k] for k in forward | backward | {a, b})
         by_pos = lambda k: self.pos[k]  # noqa: E731
-        for k, slot in zip(sorted(backward - forward, key=by_pos) + [a] + sorted(forward, key=by_pos), slots):
+        for k, slot in zip(sorted(backward - forward, key=by_pos) + [keep] + sorted(forward, key=by_pos), slots):
             self.pos[k] = slot
-        del self.pos[b]
-        self.ops[a] = tuple(sorted(self.ops[a] + self.ops.pop(b), key=self.index.__getitem__))
-        for op in self.ops[a]:
-            self.owner[op] = a
-        for s in self.succ.pop(b):
-            self.pred[s].discard(b)
-            if s != a:
-                self.succ[a].add(s)
-                self.pred[s].add(a)
-        for p in self.pred.pop(b):
-            self.succ[p].discard(b)
-            if p != a:
-                self.pred[a].add(p)
-                self.succ[p].add(a)
-        self.succ[a].discard(a)
-        self.pred[a].discard(a)
-        return a
+        del self.pos[gone]
+        moved = self.ops.pop(gone)
+        self.ops[keep].extend(moved)
+        for op in moved:
+            self.owner[op] = keep
+        for s in self.succ.pop(gone):
+            self.pred[s].discard(gone)
+            if s != keep:
+                self.succ[keep].add(s)
+                self.pred[s].add(keep)
+        for p in self.pred.pop(gone):
+            self.succ[p].discard(gone)
+            if p != keep:
+                self.pred[keep].add(p)
+                self.succ[p].add(keep)
+        self.succ[keep].discard(keep)
+        self.pred[keep].discard(keep)
+        return keep, gone
 
     def groups(self) -> list[tuple[str, ...]]:
-        return list(self.ops.values())
+        """The kernels, each as its ops in program order."""
+        return [tuple(sorted(g, key=self.index.__getitem__)) for g in self.ops.values()]
