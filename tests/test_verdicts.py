@@ -145,3 +145,31 @@ def test_a_whole_number_threshold_and_a_short_decimal_are_exact():
     assert dim.at(160) == Bound.MEMORY and dim.at(161) == Bound.COMPUTE
     param = analyze(text.format(kind="param")).kernels[0].bound
     assert words(param) == "memory-bound when B < 160.32, balanced at B = 160.32, else compute-bound"
+
+
+LAUNCH_FOUR_FREE = ("hardware mine : chapter_gpu { launch = 5 us }\nuse hardware mine\ndim B, H, N, T\n"
+                    "input a: fp16[B, H, N, T]\nk = custom(a) -> fp16[1] { flops = 1000*B*H*N*T^2/961; "
+                    "reads = B*H*N*T; writes = 0; math = fp16 }\nquery bound(k)\nquery bound()\n")
+
+
+def test_a_launch_with_several_free_sizes_is_conditions_without_raw_sympy():
+    # chapter_gpu: 1000 TFLOP/s fp16, 2 TB/s; launch 5 µs = 1/200000 s.
+    # T_compute = (1000·BHNT²/961)/1e15 = BHNT²/961e12; T_memory = BHNT/2e12.
+    # memory-bound ⇔ BHNT/2e12 > BHNT²/961e12 ⇔ T < 961/2 = 480.5 ⇔ T ≤ 480 (T a whole number, and
+    # no whole T is balanced). Launch-bound ⇔ 1/200000 > both: BHNT < 1e7 and BHNT² < 961e12/2e5 = 4.805e9
+    # (the program's launch > max(T_compute, T_memory) splits into the same two relations).
+    a = analyze(LAUNCH_FOUR_FREE)
+    B, H, N, T = (a.program.symbols[s].symbol for s in "BHNT")
+    v = a.kernels[0].bound
+    launch, memory, compute = v.conditions
+    assert launch.bound == Bound.LAUNCH and set(launch.relations) == {
+        sympy.StrictGreaterThan(4805000000, B * H * N * T ** 2), sympy.StrictGreaterThan(10000000, B * H * N * T)}
+    assert memory.relations == (sympy.StrictLessThan(T, R(961, 2)),) and compute.bound == Bound.COMPUTE
+    text = report(a)
+    assert "memory-bound when T ≤ 480, else compute-bound" in text
+    for banned in ("Max(", "False", "True", "**"):
+        assert banned not in text
+    totals = [c.bound for c in a.totals.bound.conditions]
+    assert totals == [Bound.LAUNCH, Bound.MEMORY, Bound.COMPUTE]
+    relations = to_dict(a)["kernels"][0]["bound"]["conditions"][1]["relations"]
+    assert relations == [{"lhs": "T", "op": "<", "rhs": "961/2"}]

@@ -219,8 +219,18 @@ def _bound_at(t, signs, cores, x, point):
 # --- several free symbols: structured conditions ------------------------------------------------------
 
 def relation(e: sympy.Expr) -> sympy.Basic:
-    """e > 0 as a relation between its positive and negative terms (T > 480.5, 2·D > T)."""
+    """e > 0 as a relation between its positive and negative terms (2·D > T), solved for the
+    symbol when only one is left and the comparison is linear in it (T < 961/2)."""
     c = core(e)
+    if len(c.free_symbols) == 1:
+        (x,) = c.free_symbols
+        try:
+            poly = sympy.Poly(c, x)
+        except SYMPY_FAILURES:
+            poly = None
+        if poly is not None and poly.degree() == 1 and all(k.is_Rational for k in poly.all_coeffs()):
+            a, b = poly.all_coeffs()
+            return sympy.StrictGreaterThan(x, -b / a) if a > 0 else sympy.StrictLessThan(x, -b / a)
     terms = sympy.Add.make_args(sympy.expand(c)) if c.is_Add else (c,)
     plus = [a for a in terms if not a.could_extract_minus_sign()]
     minus = [-a for a in terms if a.could_extract_minus_sign()]
@@ -230,19 +240,38 @@ def relation(e: sympy.Expr) -> sympy.Basic:
     return sympy.StrictGreaterThan(lhs, rhs)
 
 
+def _pieces(e: sympy.Expr) -> list:
+    """launch − max(a, b) > 0 holds exactly when launch − a > 0 and launch − b > 0."""
+    for term in sympy.Add.make_args(e):
+        if isinstance(-term, sympy.Max):
+            return [e - term - arg for arg in (-term).args]
+    return [e]
+
+
+def _condition(bound: Bound, diffs) -> Optional[Condition]:
+    """`bound` where every diff is positive; None when that can never hold (a relation sympy
+    reduces to false, such as T = 961/2 for a whole-number T); relations always true are dropped."""
+    rels = [relation(p) for e in diffs for p in _pieces(e)]
+    if any(r == sympy.false for r in rels):
+        return None
+    return Condition(bound, tuple(r for r in rels if r != sympy.true))
+
+
 def conditions(t, signs: dict):
     """A verdict of conditions, in order: launch, comms, then the roofline's memory/balanced/compute."""
     out = []
     if t.launch and not any(s is not None and s <= 0 for s in (signs[e] for e in t.launch)):
         if not all(signs[e] == 1 for e in t.launch):
-            out.append(Condition(Bound.LAUNCH, tuple(relation(e) for e in t.launch if signs[e] is None)))
+            out.append(_condition(Bound.LAUNCH, [e for e in t.launch if signs[e] is None]))
     if t.comms:
-        out.append(Condition(Bound.COMMS, tuple(relation(e) for e in t.comms if signs[e] is None)))
+        out.append(_condition(Bound.COMMS, [e for e in t.comms if signs[e] is None]))
     r = signs[t.roofline]
     if r is None:
-        out += [Condition(Bound.MEMORY, (relation(t.roofline),)),
-                Condition(Bound.BALANCED, (sympy.Eq(*relation(t.roofline).args),)),
+        memory = relation(t.roofline)
+        balanced = sympy.Eq(*memory.args)
+        out += [Condition(Bound.MEMORY, (memory,)),
+                None if balanced == sympy.false else Condition(Bound.BALANCED, (balanced,)),
                 Condition(Bound.COMPUTE)]
     else:
         out.append(Condition({1: Bound.MEMORY, -1: Bound.COMPUTE, 0: Bound.BALANCED}[r]))
-    return Verdict(Bound.DEPENDS, None, (), tuple(out))
+    return Verdict(Bound.DEPENDS, None, (), tuple(c for c in out if c is not None))

@@ -22,6 +22,7 @@ import sympy
 
 from ..analysis.verdict import Bound, Condition, Regime, Verdict
 from .phrases import phrase
+from .numbers import expr_text
 
 __all__ = ["verdict_words", "bound_words", "threshold", "plain_relation", "to_dict", "Style", "PLAIN"]
 
@@ -94,17 +95,24 @@ def _directed(x: float, direction: int) -> str:
 
 
 def plain_relation(rel) -> str:
-    """A relation in plain text with ·, ≤, ≥ (its sides as sympy writes them)."""
+    """A relation in plain text with ·, ≤, ≥; a symbol against a number is a threshold that stays
+    true when rounded (T < 961/2 for a whole-number T reads T ≤ 480)."""
     ops = {sympy.StrictLessThan: "<", sympy.StrictGreaterThan: ">", sympy.LessThan: "≤",
            sympy.GreaterThan: "≥", sympy.Equality: "="}
     op = ops.get(type(rel))
     if op is None:
-        return str(rel)
-    return f"{_plain(rel.lhs)} {op} {_plain(rel.rhs)}"
+        return _plain(rel)
+    lhs, rhs = rel.lhs, rel.rhs
+    if isinstance(lhs, sympy.Symbol) and rhs.is_number and op in "<>":
+        if lhs.is_integer and rhs.is_Rational and not rhs.is_Integer:
+            return f"{lhs} {'≤' if op == '<' else '≥'} {sympy.floor(rhs) if op == '<' else sympy.ceiling(rhs)}"
+        text, _ = threshold(rhs, -1 if op == "<" else 1)
+        return f"{lhs} {op} {text}"
+    return f"{_plain(lhs)} {op} {_plain(rhs)}"
 
 
 def _plain(e) -> str:
-    return str(e).replace("**", "^").replace("*", "·")
+    return expr_text(e)
 
 
 @dataclass(frozen=True)
