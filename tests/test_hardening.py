@@ -456,3 +456,11 @@ def test_a_huge_setting_in_a_many_chip_example_does_not_hang_the_verdict(cli):
     status, out, err = cli(None, "run", str(EXAMPLES / "parallel/hsym_matmul_2chips.cost"), "--set", "B=10^400")
     assert status == 0, err
     assert "for D < 78800/9 ≈ 8756" in out
+
+
+def test_an_output_custom_kernel_without_a_result_type_is_an_input_error(cli):
+    # found by review: `output y = custom(x) { … }` with no `-> dtype[shape]` makes no tensor y, and
+    # marking it as an output was an internal error (KeyError: 'y')
+    text = "use hardware chapter_gpu\ndim N = 8\ninput x: fp16[N]\noutput y = custom(x) { flops = 2 }\n"
+    status, _, err = cli(text, "run", "t.cost")
+    assert status == 2 and "t.cost:4:1: error: 'y' computes no tensor, so it cannot be an output" in err

@@ -76,6 +76,10 @@ def assign(r, s: ast.Assign) -> None:
     finally:
         r.expr_base = outer_base
     if s.is_output:
+        for t in targets:
+            if t not in r.program.tensors:  # a custom kernel without `-> dtype[shape]` makes no tensor
+                raise SemanticError(f"'{t}' computes no tensor, so it cannot be an output", s.span,
+                                    f"give it a result type: `output {t} = custom(...) -> fp16[N] {{ ... }}`")
         r.program.outputs.update(targets)
 
 
