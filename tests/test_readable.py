@@ -192,6 +192,9 @@ def test_run_units_binary_and_exact_on_the_4096_gemm():
     assert "  C     matmul  137.4 GFLOP  96 MiB" in binary and "binary byte units (1 GiB = 2^30 B" in binary
     exact = _cli("run", "examples/roofline/gemm_4096.cost", "--exact")
     assert "137438953472 FLOP  100663296 B" in exact and "4194304/30517578125 s ≈ 137.4 µs" in exact
+    # I = 137438953472 / 100663296 = 4096/3 FLOP/B: shown once, exact then rounded (found by review:
+    # it read "4096/3 FLOP/B ≈ 4096/3 ≈ 1365 FLOP/B")
+    assert "  I = 4096/3 ≈ 1365 FLOP/B\n" in exact
     # the same flags on compare, sweep and derive
     assert "96 MiB" in _cli("compare", "examples/roofline/gemm_4096.cost", "--units", "binary")
     assert "137438953472 FLOP" in _cli("compare", "examples/roofline/gemm_4096.cost", "--exact")

@@ -330,6 +330,8 @@ def _exact_with_unit(e, unit: Unit) -> str:
     name = _PREFIXED.get(unit, unit)
     if e.is_Integer:
         return f"{e} {name}"
+    if unit not in _PREFIXED and unit != SECOND:  # FLOP/B, tokens/s: the plain form is exact already
+        return f"{exact_or_approx(e)} {unit}"
     with number_style(binary=_STYLE.get().binary):
         rounded = human(e, unit)
     return f"{e.p}/{e.q} {name} ≈ {rounded}"
