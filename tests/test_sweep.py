@@ -66,8 +66,10 @@ def test_cli_csv_and_errors(capsys):
 
 def test_a_free_symbol_left_unswept_is_an_error():
     a = load(EXAMPLES / "queries" / "decode_crossing.cost").analyze()
-    with pytest.raises(CostlangError, match="depends on B"):
+    with pytest.raises(CostlangError, match="depends on B") as e:
         sweep(a, [parse_axis(a.program, "d=512..1024:pow2")], ["I(B)"])
+    # positioned at B's declaration (`dim B` on line 15), as every input error is (it had no position)
+    assert (e.value.span.line, e.value.span.column) == (15, 5)
 
 
 def test_table_cells_carry_their_units(capsys):

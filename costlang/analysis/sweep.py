@@ -222,9 +222,11 @@ def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
     e = an.value(e)  # remembered across the sweeps of one file
     extra = e.free_symbols - set(syms)
     if extra:
-        names = ", ".join(sorted(str(s) for s in extra))
-        raise SemanticError(f"this depends on {names}, which the sweep does not set", None,
-                            f"give {names} a value with --set or sweep it too")
+        names = sorted(str(s) for s in extra)
+        declared = an.program.symbols.get(names[0])   # point at where the first one is declared
+        raise SemanticError(f"this depends on {', '.join(names)}, which the sweep does not set",
+                            declared.span if declared is not None else None,
+                            f"give {', '.join(names)} a value with --set or sweep it too")
     return e
 
 
