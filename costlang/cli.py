@@ -74,7 +74,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _collect_less() -> None:
+    """Fewer cyclic garbage collections. A run allocates millions of small objects (the AST,
+    sympy expressions) and frees few, and each full collection rescans the whole heap, which grows
+    with the file: at 80 unrolled layers they took 0.4 s of a 3 s run, 1.3 s of 7 s at 160 (the
+    superlinear part of the run). Objects are still freed by reference counting as soon as they
+    are unused; only reference cycles wait longer (young ones are still collected)."""
+    import gc
+    gc.set_threshold(50_000, 20, 100)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    _collect_less()
     args = _parser().parse_args(argv)
     try:
         from .printers.numbers import number_style

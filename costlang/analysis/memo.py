@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy
 
-__all__ = ["smax", "smin", "ssum", "bound_value", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "grouped_sum", "bound_value", "dominates", "clear"]
 
 _LIMIT = 8192
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
@@ -91,8 +91,23 @@ def ssum(terms) -> sympy.Expr:
     if result is None:
         if len(_SUMS) >= 1024:
             _SUMS.clear()
-        result = _SUMS[key] = sympy.Add(*[c * e for c, e in key])
+        result = _SUMS[key] = grouped_sum(c * e for c, e in key)
     return result
+
+
+def grouped_sum(terms) -> sympy.Expr:
+    """`sympy.Add(*terms)`, with equal terms counted first: a model's kernels repeat a few
+    expressions, so m copies of a term become the one term m·t before sympy collects the sum
+    (the same canonical sum, built from a few dozen terms instead of thousands).
+
+    >>> B = sympy.Symbol("B", positive=True)
+    >>> grouped_sum([2 * B, B + 1, 2 * B, B + 1]) == sympy.Add(2 * B, B + 1, 2 * B, B + 1)
+    True
+    """
+    counts: dict = {}
+    for t in terms:
+        counts[t] = counts.get(t, 0) + 1
+    return sympy.Add(*[t if m == 1 else m * t for t, m in counts.items()])
 
 
 _BOUND: dict = {}

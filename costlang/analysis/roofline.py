@@ -20,7 +20,7 @@ from ..ir.program import Efficiency
 from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost
 from .footprint import Footprint, footprint
-from .memo import bound_value, smax, smin, ssum
+from .memo import bound_value, grouped_sum, smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
@@ -287,7 +287,7 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     add = lambda attr: ssum((k.count, getattr(k, attr)) for k in kernels)  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
-    launches = sympy.Add(*[k.count for k in kernels])
+    launches = grouped_sum(k.count for k in kernels)
     launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw, kernels)

@@ -9,6 +9,7 @@ from a Program is a front-end object (tests/test_ir_pure.py).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional
@@ -75,11 +76,12 @@ class Tensor:
     repeat: tuple[str, ...] = ()  # the repeats (innermost last) whose body declares it
     partial: bool = False  # a view of part of its storage (slice, split): readers read only this part
 
-    @property
+    # computed once per tensor: costs, the verifier and the footprint ask for them again and again
+    @functools.cached_property
     def numel(self) -> sympy.Expr:
         return sympy.Mul(*self.shape) if self.shape else sympy.Integer(1)
 
-    @property
+    @functools.cached_property
     def bytes(self) -> sympy.Expr:
         return self.numel * self.dtype.size
 

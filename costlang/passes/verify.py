@@ -19,6 +19,7 @@ from collections import Counter
 import networkx as nx
 import sympy
 
+from ..analysis.memo import grouped_sum
 from .costs import partition_costs
 from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
@@ -115,8 +116,8 @@ def _check_flash_kernel(G, k, chains) -> None:
 
 
 def _check_flops(unfused, fused) -> None:
-    before = sympy.Add(*[c.flops for c in unfused])
-    after = sympy.Add(*[c.flops for c in fused])
+    before = grouped_sum(c.flops for c in unfused)
+    after = grouped_sum(c.flops for c in fused)
     if sympy.expand(after - before) != 0:
         raise PartitionError(f"fusion changed the FLOPs: {before} → {after}")
 
