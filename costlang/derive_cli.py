@@ -201,14 +201,25 @@ def plot_command(args) -> str:
             from .analysis.curve import kernel_trajectories
             trajectories = [kernel_trajectories(a, axis) for a in analyses]
         elif not any(plot.points(a) for a in analyses):
-            free = ", ".join(sorted(str(s) for s in program.free_symbols))
-            raise ArgumentError(f"no kernel can be placed on the roofline: they depend on {free}, which "
-                                "have no value", None,
-                                f"give them values with --set (e.g. --set {free.split(',')[0]}=1024), or draw "
-                                f"each kernel's path with --over {free.split(',')[0]}=1..4096")
+            _nothing_to_place(program, analyses)
         figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
     _write(args, figure.to_bytes(suffix))
     return ""
+
+
+def _nothing_to_place(program, analyses) -> None:
+    """Why no kernel has a point on the roofline, at the file (no kernels) or at the declaration
+    of the first free symbol they depend on."""
+    if not any(a.kernels for a in analyses):
+        raise ArgumentError("the file has no kernels to place on the roofline", program.main_span,
+                            "compute a tensor first, e.g. `output y = relu(x)`")
+    free = sorted(program.free_symbols, key=str)
+    names = ", ".join(map(str, free))
+    first = program.symbols.get(str(free[0])) if free else None
+    raise ArgumentError(f"no kernel can be placed on the roofline: they depend on {names}, which "
+                        "have no value", first.span if first else program.main_span,
+                        f"give them values with --set (e.g. --set {free[0]}=1024), or draw each kernel's "
+                        f"path with --over {free[0]}=1..4096" if free else None)
 
 
 TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default spacing

@@ -47,6 +47,10 @@ def test_the_classifier_sees_internal_errors_nan_and_escapes(tmp_path):
     assert ok.outcome == fuzz.OK and bad.outcome == fuzz.INPUT
     assert fuzz._bad_output(["run", "--json"], '{"a": NaN}', "") == "invalid JSON: JSON holds NaN"
     assert "control character" in fuzz._bad_output(["run"], "x\x1b[31m", "")
+    # an input error must say where: the plot of a kernel-less file said "error: no kernel ..." bare
+    assert "without file:line:col" in fuzz._bad_output(["plot"], "", "error: no kernel can be placed\n", 2)
+    assert fuzz._bad_output(["plot"], "", "t.cost:1:1: error: the file has no kernels\n", 2) == ""
+    assert fuzz._bad_output(["sweep"], "", "--over:1:1: error: N is swept twice\n", 2) == ""
 
 
 def test_the_campaign_finds_no_failure(tmp_path):

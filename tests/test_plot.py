@@ -140,12 +140,13 @@ def test_cli_sweep_plot(tmp_path):
     (["--sweep", "I(n)", "--over", "n=100..10"], "error: the range of n must go from a positive value up"),
     (["--sweep", "I(n)", "--over", "m=1..10"], "error: cannot sweep 'm': it is not a dim or param of this file"),
     (["--sweep", "I(n)", "--over", "n=1..2:cubic"], "error: unknown sweep spacing 'cubic'"),
-    (["--sweep", "I(m)"], "error: there is no numeric query named 'I(m)' to sweep\n  = hint: did you mean 'I(n)'?"),
+    (["--sweep", "I(m)"], "--sweep:1:1: error: there is no numeric query named 'I(m)' to sweep\n 1 | I(m)\n"
+                          "   | ^^^^\n  = hint: did you mean 'I(n)'?"),
     (["--sweep", "nope"], "  = hint: queries: I, I(4096) / I(1024), I(n), bytes, flops\n"),
-    (["--sweep", "I"], "error: query 'I' must depend on exactly one free symbol to be swept, not 0"),
+    (["--sweep", "I"], "--sweep:1:1: error: query 'I' must depend on exactly one free symbol to be swept, not 0"),
     (["--sweep", "I(n)", "--against", "flops"],
-     "error: query 'I(n)' is in an intensity (FLOP/B) but 'flops' is in FLOPs: they cannot cross"),
-    (["--sweep", "I(n)", "--against", "nope"], "error: there is no numeric query named 'nope' to sweep against"),
+     "--against:1:1: error: query 'I(n)' is in an intensity (FLOP/B) but 'flops' is in FLOPs: they cannot cross"),
+    (["--sweep", "I(n)", "--against", "nope"], "--against:1:1: error: there is no numeric query named 'nope' to sweep against"),
     (["--against", "flops"], "--against:1:1: error: --against applies to a sweep plot only"),
     (["--sweep", "I(n)", "--compare-fusion"], "error: --compare-fusion applies to the roofline"),
     (["--sweep", "I(n)", "--hardware", "a100_80gb", "--hardware", "h100_sxm"],
@@ -192,8 +193,18 @@ def test_roofline_of_free_sizes_is_refused_with_a_hint(tmp_path, capsys):
     out = tmp_path / "r.png"
     assert main(["plot", DECODE, "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "no kernel can be placed on the roofline: they depend on B" in err and "--over B=" in err
+    # positioned at B's declaration (`dim B` on line 15 of the file)
+    assert err.startswith(f"{DECODE}:15:5: error: no kernel can be placed on the roofline: they depend on B")
+    assert "--over B=" in err
     assert not out.exists()
+
+
+def test_a_file_without_kernels_has_no_roofline(tmp_path, capsys):
+    # every op was deleted (a fuzz mutant): the message named no symbol ("they depend on , which ...")
+    src = tmp_path / "empty.cost"
+    src.write_text("use hardware chapter_gpu\ndim N = 4\ninput x: fp16[N]\n")
+    assert main(["plot", str(src), "-o", str(tmp_path / "r.svg")]) == 2
+    assert capsys.readouterr().err.startswith(f"{src}:1:1: error: the file has no kernels to place on the roofline\n")
 
 
 def test_trajectory_along_a_free_size_with_its_crossing():

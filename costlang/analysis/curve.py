@@ -19,7 +19,7 @@ from ..budget import time_budget
 from ..errors import BudgetError, SemanticError, did_you_mean
 from ..frontend.expr import unit_words
 from ..units import INTENSITY
-from .sweep import Axis, sweep
+from .sweep import Axis, arg_span, sweep
 
 __all__ = ["QueryCurve", "Trajectory", "query_curve", "kernel_trajectories", "crossings", "CURVE_POINTS",
            "ISTAR"]
@@ -79,13 +79,15 @@ def query_curve(analysis, name: str, lo: sympy.Rational, hi: sympy.Rational,
     expr = analysis.value(query.expr)
     symbol = _free_symbol(name, expr)
     if symbol_name is not None and symbol.name != symbol_name:
-        raise SemanticError(f"query {name!r} depends on {symbol}, not on {symbol_name}", None,
+        raise SemanticError(f"query {name!r} depends on {symbol}, not on {symbol_name}",
+                            arg_span("--over", symbol_name),
                             f"sweep it --over {symbol}=LO..HI")
     label, reference = _reference(analysis, name, query, against)
     if reference is not None and not reference.free_symbols <= {symbol}:
         raise SemanticError(f"the reference {label!r} depends on "
                             f"{', '.join(sorted(map(str, reference.free_symbols - {symbol})))}, "
-                            f"not only on {symbol}", None, "give those symbols a value with --set")
+                            f"not only on {symbol}", arg_span("--against", against or label),
+                            "give those symbols a value with --set")
     xs = np.geomspace(float(lo), float(hi), points) if xs is None else np.asarray(xs, dtype=float)
     varying = reference is not None and symbol in reference.free_symbols
     table = sweep(analysis, [Axis(symbol.name, tuple(xs))], [name] + ([against] if varying else []))
@@ -95,12 +97,12 @@ def query_curve(analysis, name: str, lo: sympy.Rational, hi: sympy.Rational,
     return QueryCurve(symbol.name, name, xs, table.columns[0], label, ref, found)
 
 
-def _numeric_query(analysis, name: str, purpose: str):
+def _numeric_query(analysis, name: str, purpose: str, flag: str = "--sweep"):
     by_name = {q.name: q for q in analysis.queries}
     value = by_name[name].value if name in by_name else None
     if not hasattr(value, "expr"):
         numeric = sorted(n for n, q in by_name.items() if hasattr(q.value, "expr"))
-        raise SemanticError(f"there is no numeric query named {name!r} {purpose}", None,
+        raise SemanticError(f"there is no numeric query named {name!r} {purpose}", arg_span(flag, name),
                             did_you_mean(name, numeric) or
                             ("queries: " + ", ".join(numeric) if numeric else "the file has no numeric query"))
     return value
@@ -111,7 +113,7 @@ def _free_symbol(name: str, expr) -> sympy.Symbol:
     if len(free) != 1:
         names = f" ({', '.join(map(str, free))})" if free else ""
         raise SemanticError(f"query {name!r} must depend on exactly one free symbol to be swept, "
-                            f"not {len(free)}{names}", None,
+                            f"not {len(free)}{names}", arg_span("--sweep", name),
                             "leave one `dim` or `param` without a value, or set the others with --set")
     return free[0]
 
@@ -123,12 +125,12 @@ def _reference(analysis, name: str, query, against: Optional[str]):
     if against in (None, ISTAR):
         if query.unit != INTENSITY:
             raise SemanticError(f"I* is an intensity, but query {name!r} is in {unit_words(query.unit)}",
-                                None, "sweep an intensity, or pass --against another query")
+                                arg_span("--sweep", name), "sweep an intensity, or pass --against another query")
         return "I*", analysis.value(analysis.totals.critical_intensity)
-    other = _numeric_query(analysis, against, "to sweep against")
+    other = _numeric_query(analysis, against, "to sweep against", "--against")
     if other.unit != query.unit:
         raise SemanticError(f"query {name!r} is in {unit_words(query.unit)} but {against!r} is in "
-                            f"{unit_words(other.unit)}: they cannot cross", None)
+                            f"{unit_words(other.unit)}: they cannot cross", arg_span("--against", against))
     return against, analysis.value(other.expr)
 
 

@@ -14,7 +14,8 @@ Cases run in forked worker processes that call `costlang.cli.main` directly (no 
 per case). A case fails when it ends in an internal error (exit 1 or an exception out of `main`),
 when it uses more than `--cpu-limit` seconds of CPU time (or waits 20 times that in wall time: a
 hang outside the CPU, e.g. on a pipe; time runnable but starved by a busy machine does not count),
-when `--json` output holds NaN or Infinity, or when output carries a terminal control character.
+when `--json` output holds NaN or Infinity, when output carries a terminal control character, or
+when an input error (exit 2) does not start with `file:line:col` (or `--flag:1:1`).
 Workers run with a memory limit, so a blow-up is a MemoryError (an internal error) rather than
 the machine's out-of-memory killer.
 """
@@ -178,13 +179,18 @@ def run_case(argv: list[str]) -> Result:
         return Result(INTERNAL, status, errors[-2000:])
     if status not in (0, 2):
         return Result(INTERNAL, status, f"exit status {status}")
-    bad = _bad_output(argv, text, errors)
+    bad = _bad_output(argv, text, errors, status)
     if bad:
         return Result(BAD_OUTPUT, status, bad)
     return Result(OK if status == 0 else INPUT, status)
 
 
-def _bad_output(argv: Sequence[str], text: str, errors: str) -> str:
+_POSITIONED = re.compile(r"[^\n]*?:\d+:\d+: |usage: ")  # FILE:line:col (or --flag:1:1), or argparse's usage
+
+
+def _bad_output(argv: Sequence[str], text: str, errors: str, status: Optional[int] = None) -> str:
+    if status == 2 and not _POSITIONED.match(errors):
+        return f"an error without file:line:col: {errors[:300]!r}"
     if "--json" in argv and text:
         def refuse(constant):
             raise ValueError(f"JSON holds {constant}")
