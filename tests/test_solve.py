@@ -414,3 +414,18 @@ def test_an_extra_sympy_cannot_compute_is_said(monkeypatch):
     monkeypatch.setattr(solve_module, "limits", fails)
     r = solve_in(CUBIC + "solve intensity(y) = critical_intensity(y) for n\n")
     assert r.limits == () and r.undecided == ("limits",) and r.values == (100, 400)
+
+
+def test_a_solution_set_with_no_short_exact_end_is_rounded_inward():
+    # 2 B · (517·1024 + 256·4096) B = 3,155,968·B ≤ 249,763,584 B ⇔ B ≤ 124881792/1577984 = 79.1402…
+    # (no short exact form). The set printed "B ≤ ≈ 79.14"; rounded inward it stays true: an upper
+    # end rounds down (79.14 < 79.1402), a lower end up (B ≥ 79.15 > 79.1402).
+    from costlang.printers.text import report
+    a = load_string("use hardware chapter_gpu\ndim B\ndim S = 1024\ndim T = 4096\n"
+                    "input x: fp16[B, 517*S + 256*T]\noutput y = relu(x)\n"
+                    'solve "fits": nbytes(x) <= 249763584 B for B\n'
+                    'solve "big": nbytes(x) >= 249763584 B for B\n').analyze()
+    assert a.value(a.solves[0].roots[0]) == sympy.Rational(124881792, 1577984)
+    text = report(a)
+    assert "    holds for B ≤ 79.14\n" in text and "    holds for B ≥ 79.15\n" in text
+    assert "≈ 79.14\n" not in text.split("holds for")[1]

@@ -17,6 +17,7 @@ from ..analysis.solve import RegimeMap, SolveResult
 from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
 from ..analysis.verdict import Verdict
 from .memory_text import bound_text
+from .verdicts import threshold
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from .phrases import phrase
 from .safe import spreadsheet_safe
@@ -206,10 +207,19 @@ def _set_text(s: sympy.Set, x, unit) -> str:
         return f"no {x}"
     parts = []
     for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
-        lo = "" if iv.start == 0 else _v(iv.start, unit)
-        hi = "" if iv.end == sympy.oo else _v(iv.end, unit)
+        lo = "" if iv.start == 0 else _end_text(iv.start, unit, +1)
+        hi = "" if iv.end == sympy.oo else _end_text(iv.end, unit, -1)
         parts.append(_range(x, lo, "<" if iv.left_open else "≤", hi, "<" if iv.right_open else "≤"))
     return " or ".join(parts)
+
+
+def _end_text(value, unit, side: int) -> str:
+    """An end of a solution set; one with no short exact form is rounded inward (down for an
+    upper end, up for a lower one), so that the set stated stays true: `B ≤ 79.14`, not `B ≤ ≈ 79.14`."""
+    text = _v(value, unit)
+    if text.startswith("≈") and value.is_number:
+        return threshold(value, side)[0]
+    return text
 
 
 def _limit_text(r: SolveResult, lim) -> str:
