@@ -150,7 +150,7 @@ def test_cli_derive_writes_files(tmp_path, capsys):
 
 
 def test_every_kernel_derivation_matches_the_analysis():
-    for source, _, _, _ in regen.golden_files(ROOT):
+    for source in dict.fromkeys(s for s, _, _, _ in regen.golden_files(ROOT)):  # each source once, not per variant
         a = costlang.load(source).analyze()
         for k in a.kernels:
             d = derive_kernel(a, k)
