@@ -1,9 +1,10 @@
 """Parsing: `.cost` text → Lark parse tree → `ast.Module`.
 
-The grammar is `grammar/costlang.lark` (LALR, contextual lexer, strict). A `Transformer` whose
-method names are the grammar's rule names builds the AST; numbers become exact sympy Rationals
-from their digits (`1e12` is an Integer, `0.5` is 1/2). Syntax errors become `CostSyntaxError`s
-that say, in words, what was found and what was expected.
+The grammar is `grammar/costlang.lark` (LALR, contextual lexer, strict). A builder whose method
+names are the grammar's rule names makes the AST while Lark parses (`frontend.reductions`: no
+parse tree is built); numbers become exact sympy Rationals from their digits (`1e12` is an
+Integer, `0.5` is 1/2). Syntax errors become `CostSyntaxError`s that say, in words, what was
+found and what was expected.
 """
 from __future__ import annotations
 
@@ -13,16 +14,17 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token
 from lark import __version__ as lark_version
-from lark.exceptions import UnexpectedInput, VisitError
+from lark.exceptions import UnexpectedInput
 
 from .. import _resources
 from ..budget import time_budget
-from ..errors import CostlangError, CostSyntaxError, Source, Span
+from ..errors import CostSyntaxError, Source, Span
 from ..units import parse_unit
 from . import ast
-from .syntax_errors import check_nesting, syntax_error
+from .reductions import parse_reducing
+from .syntax_errors import MAX_NESTING, NESTING_RULES, syntax_error, too_deep
 
 __all__ = ["parse", "parser", "build_parser", "tables_match"]
 
@@ -80,16 +82,14 @@ def parse(text: str, name: str = "<string>", budgeted: bool = True) -> ast.Modul
     budget = time_budget(None, f"parsing {name}", Span(source, 1, 1, 1, 2)) if budgeted else nullcontext()
     with budget:
         try:
-            tree = lark.parse(text)
+            statements, deep, error = parse_reducing(lark, text, _ToAst(source), NESTING_RULES, MAX_NESTING)
         except UnexpectedInput as e:
             raise syntax_error(e, source, lark) from None
-        check_nesting(tree, source)
-        try:
-            return ast.Module(name, tuple(_ToAst(source).transform(tree).children))
-        except VisitError as e:
-            if isinstance(e.orig_exc, CostlangError):
-                raise e.orig_exc from None
-            raise
+    if deep is not None:  # after the syntax errors, before the others, as when a tree was checked
+        raise too_deep(Span(source, deep.line, deep.column, deep.end_line, deep.end_column))
+    if error is not None:
+        raise error
+    return ast.Module(name, tuple(statements))
 
 
 # --- tree → AST -------------------------------------------------------------------------------
@@ -114,12 +114,11 @@ def _options(children) -> tuple:
     return tuple(c for c in children if isinstance(c, ast.Option))
 
 
-@v_args(meta=True)
-class _ToAst(Transformer):
-    """Method names are the grammar's rule names (and aliases)."""
+class _ToAst:
+    """Method names are the grammar's rule names (and aliases); each is called as
+    `method(meta, children)` when its rule is reduced, `meta` giving the rule's position."""
 
     def __init__(self, source: Source):
-        super().__init__()
         self.source = source
 
     def _span(self, meta) -> Span:
@@ -385,9 +384,4 @@ class _ToAst(Transformer):
         flat = []
         for item in c:
             flat.extend(item if isinstance(item, list) else [item])
-        return _Statements(flat)
-
-
-class _Statements:
-    def __init__(self, children):
-        self.children = children
+        return flat

@@ -3,24 +3,24 @@
 Input: the exception Lark raised, the `Source` it was parsing and the parser (for its terminals).
 Output: a `CostSyntaxError` whose message says what was found ("unexpected name 'B'"), and whose
 hint says what could stand there in plain words ("',' or ')'") plus a likely fix (a missing comma,
-an unclosed bracket or string). Also the guard on how deeply expressions may nest.
+an unclosed bracket or string). Also the error for expressions nested too deeply.
 """
 from __future__ import annotations
 
 import unicodedata
 from typing import Iterable, Optional
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..errors import CostSyntaxError, Source, Span
 
-__all__ = ["syntax_error", "check_nesting", "MAX_NESTING"]
+__all__ = ["syntax_error", "too_deep", "MAX_NESTING", "NESTING_RULES"]
 
 #: operators and calls may nest this deep in one expression; deeper trees would exhaust Python's
 #: recursion in the evaluator and printers, so they are refused with a message instead
 MAX_NESTING = 100
-_NESTING_RULES = frozenset({"add", "sub", "mul", "div", "neg", "pow", "func"})
+NESTING_RULES = frozenset({"add", "sub", "mul", "div", "neg", "pow", "func"})
 
 _WORDS = {
     "NAME": "a name", "NUMBER": "a number", "UNIT": "a unit such as GB or TFLOP/s",
@@ -173,22 +173,8 @@ def _or_list(words: list[str]) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def check_nesting(tree: Tree, source: Source) -> None:
-    """Refuse expressions nested deeper than `MAX_NESTING` (walked without recursion).
-
-    The error points at the start of the outermost expression that is too deep.
-    """
-    stack: list[tuple[Tree, int, Optional[Tree]]] = [(tree, 0, None)]
-    while stack:
-        node, depth, outermost = stack.pop()
-        if not isinstance(node, Tree):
-            continue
-        if node.data in _NESTING_RULES:
-            depth, outermost = depth + 1, outermost or node
-        if depth > MAX_NESTING:
-            meta = outermost.meta
-            raise CostSyntaxError(
-                f"this expression nests operators or calls more than {MAX_NESTING} deep",
-                Span(source, meta.line, meta.column, meta.end_line, meta.end_column),
-                "split it into named parts with `let`")
-        stack.extend((child, depth, outermost) for child in node.children)
+def too_deep(span: Span) -> CostSyntaxError:
+    """The error for an expression nesting operators or calls deeper than `MAX_NESTING`, at the
+    start of the outermost expression that is too deep (`frontend.reductions` finds it)."""
+    return CostSyntaxError(f"this expression nests operators or calls more than {MAX_NESTING} deep",
+                           span, "split it into named parts with `let`")

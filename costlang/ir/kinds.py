@@ -60,6 +60,12 @@ def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] 
     """Whether two dimension expressions are equal once bound symbols take their values."""
     if a == b:
         return True  # the same expression (most comparisons): no expansion needed
+    va, vb = _bound_atom(a, bindings), _bound_atom(b, bindings)
+    if va is not None and vb is not None:  # two numbers or symbols once bound: equal only if identical
+        record = _EQUALITIES.get()
+        if va == vb and record is not None:  # a != b, so one is a symbol equal only by its value
+            record.append((_basic(a), _basic(b), span))
+        return va == vb
     with time_budget(None, lambda: f"comparing the dimensions {a} and {b}", span):
         diff = sympy.expand((a - b).xreplace(bindings))
         if diff.is_Number or diff.is_polynomial():
@@ -70,6 +76,14 @@ def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] 
         if equal and record is not None and (a - b).free_symbols and sympy.expand(a - b) != 0:
             record.append((_basic(a), _basic(b), span))
         return equal
+
+
+def _bound_atom(x, bindings: dict):
+    """A size that is an exact number or a symbol, after the symbols' values replace them (as `xreplace`
+    does); None for anything else, which `same_dim` compares by expanding the difference."""
+    if isinstance(x, sympy.Symbol):
+        x = bindings.get(x, x)
+    return x if isinstance(x, (sympy.Symbol, sympy.Rational)) else None
 
 
 def _basic(x) -> sympy.Expr:
