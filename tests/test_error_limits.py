@@ -91,6 +91,33 @@ def test_nesting_up_to_the_limit_works_through_the_printers():
         "t.cost:2:7: error: this expression nests operators or calls more than 100 deep"
 
 
+def test_of_two_expressions_too_deep_the_error_names_the_later_outermost_one():
+    # The AST is built while parsing (frontend/reductions.py); the error still points where the
+    # walk over a parse tree pointed: at the start of the last outermost expression too deep
+    # (B's value starts at column 9 + 102 + 2 + 4 = 117), and a deep keyword argument counts in its call.
+    deep = "-(" * 101 + "1" + ")" * 101
+    assert _first_line(H + f"dim A = {'-' * 101}1, B = {deep}\n") == \
+        "t.cost:2:117: error: this expression nests operators or calls more than 100 deep"
+    assert _first_line(H + "query g(" + "f(a = " * 101 + "1" + ")" * 102 + "\n") == \
+        "t.cost:2:7: error: this expression nests operators or calls more than 100 deep"
+    # a syntax error further on comes first, as when the whole file was parsed before the check
+    assert _first_line(H + f"query {deep}\nquery (\n") == \
+        "t.cost:3:8: error: unexpected end of line"
+
+
+def test_parsing_builds_no_parse_tree(monkeypatch):
+    import lark
+
+    from costlang.frontend.parser import parse
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a Lark parse tree was built")
+    monkeypatch.setattr(lark.Tree, "__init__", refuse)
+    module = parse(H + "dim N = 4\ninput A: fp16[N]\noutput C = relu(-(A + A) * 2) { math = fp32 }\n", "t.cost")
+    assert [type(s).__name__ for s in module.statements] == ["Use", "Binding", "TensorDecl", "Assign"]
+    assert module.statements[3].span.line == 4 and module.statements[3].call.span.column == 12
+
+
 def test_a_doubling_chain_of_lets_is_evaluated_once_per_let():
     lets = "\n".join(["let a0 = 1"] + [f"let a{i} = a{i - 1} + a{i - 1}" for i in range(1, 80)])
     assert _query(H + lets + "\ndim N = a79\nquery a79\n") == 2 ** 79
