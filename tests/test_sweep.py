@@ -147,3 +147,27 @@ def test_a_touching_root_is_no_crossing():
                     "501*n^3 - 600*n^2 + 90000*n + 4996000000; reads = n^3; writes = 10^7 }\n", "t.cost").analyze()
     sw = sweep(a, [parse_axis(a.program, "n=1..1000:lin:1000")], ["intensity(y)"])
     assert [(c.kernel, c.value) for c in sw.crossings] == [("y", 400)]
+
+
+def test_floor_and_ceiling_are_applied_on_the_grid():
+    # ceil(B / 3) and floor(B / 3) at B = 1..6: 1 1 1 2 2 2 and 0 0 1 1 1 2 (the evaluator once
+    # returned B / 3 unrounded: a one-argument function was folded like a sum and never applied)
+    _, sw = run_sweep("queries/llm_decode_batch.cost", ["B=1..6:lin:6"], ["ceil(B / 3)", "floor(B / 3)"])
+    assert list(sw.columns[0]) == [1, 1, 1, 2, 2, 2]
+    assert list(sw.columns[1]) == [0, 0, 1, 1, 1, 2]
+
+
+def test_repeated_sweeps_rerun_no_pipeline(monkeypatch):
+    # the second sweep over B (other values) reuses the first one's plan: no unbinding, no analysis
+    a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
+    sweep(a, [parse_axis(a.program, "B=1..1024:pow2")], ["tokens/s"])
+    import costlang.analysis.sweep as module
+
+    def no_pipeline(*args, **kwargs):
+        raise AssertionError("the sweep re-ran the pipeline")
+    monkeypatch.setattr(module, "analyze_with_queries", no_pipeline)
+    monkeypatch.setattr(module, "unbind", no_pipeline)
+    sw = sweep(a, [parse_axis(a.program, "B=499,500,501")], ["tokens/s"])
+    # tokens/s = B·100/7 below B* = 500, 50000/7 from it on (the module docstring)
+    assert list(sw.columns[0]) == pytest.approx([49900 / 7, 50000 / 7, 50000 / 7], rel=1e-12)
+    assert [c.value for c in sw.crossings] == [500]

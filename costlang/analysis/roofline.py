@@ -121,6 +121,8 @@ class Analysis:
     #: the same program under other fusion modes, analysed once each (analysis.compare)
     other_modes: dict = field(default_factory=dict, repr=False, compare=False)
     _values: dict = field(default_factory=dict, repr=False, compare=False)
+    #: what repeated sweeps of this analysis share, per (swept names, shown quantities) (analysis.sweep)
+    sweep_plans: dict = field(default_factory=dict, repr=False, compare=False)
 
     def value(self, expr):
         """An expression with every bound symbol replaced by its value."""

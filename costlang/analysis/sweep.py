@@ -17,12 +17,13 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from ..errors import CostlangError, SemanticError, Source, Span, did_you_mean
+from ..errors import SemanticError, Source, Span, did_you_mean
 from ..frontend import ast
 from ..ir.expr import Call, Option
 from ..ir.statements import Query
 from ..ir.program import Value
 from ..units import Unit
+from .vectorised import SweepError, evaluator
 from .verdict import decide
 from .queries import analyze_with_queries, evaluate_in, stated_unit
 from ..frontend.edits import unbind
@@ -63,10 +64,6 @@ class Sweep:
         """One row per grid point (built on first use: a million Python tuples cost more than
         the whole evaluation, and only the printers need them)."""
         return tuple(zip(*(g.tolist() for g in self.grid)))
-
-
-class SweepError(CostlangError):
-    kind = "sweep"
 
 
 def arg_span(flag: str, text: str) -> Span:
@@ -156,43 +153,6 @@ def _shown(analysis, text: str) -> Query:
     return Query(q.name, q.value, q.span, q.unit, q.unit_span)
 
 
-# sympy function → its element-wise numpy counterpart (n-ary ones are folded)
-_NUMPY = ((sympy.Max, np.maximum), (sympy.Min, np.minimum), (sympy.floor, np.floor),
-          (sympy.ceiling, np.ceil), (sympy.log, np.log), (sympy.exp, np.exp), (sympy.Abs, np.abs))
-
-
-def _vectorised(e: sympy.Expr, env: dict, memo: dict):
-    """e evaluated on numpy arrays, node by node: one array operation per node of the tree.
-
-    This is what sympy's `lambdify` does, without generating and exec-ing Python source (which
-    costlang's safety rules forbid); shared subtrees are computed once.
-    """
-    if e in memo:
-        return memo[e]
-    if e in env:
-        out = env[e]
-    elif e.is_number:
-        out = float(e) if e.is_finite else (np.inf if e.is_extended_positive else -np.inf)
-    else:
-        args = [_vectorised(a, env, memo) for a in e.args]
-        out = _apply(e, args)
-    memo[e] = out
-    return out
-
-
-def _apply(e: sympy.Expr, args):
-    if e.is_Add:
-        return functools.reduce(np.add, args)
-    if e.is_Mul:
-        return functools.reduce(np.multiply, args)
-    if e.is_Pow:
-        return np.power(args[0], args[1])
-    for cls, fn in _NUMPY:
-        if isinstance(e, cls):
-            return functools.reduce(fn, args)
-    raise SweepError(f"a sweep cannot tabulate {type(e).__name__}(); tabulate its arguments instead")
-
-
 def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     """Evaluate the shown quantities on the grid of the axes (one or two)."""
     if not 1 <= len(axes) <= 2:
@@ -201,21 +161,54 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
         raise SweepError(f"a sweep has at most {MAX_GRID} points in all, not "
                          f"{' × '.join(str(len(a.values)) for a in axes)}", None,
                          "use fewer points per symbol (e.g. :log:100)")
-    program = unbind(for_analysis(analysis.program), [a.name for a in axes])
-    an = analyze_with_queries(program, fusion=analysis.fusion, hardware=analysis.hardware.name)
-    syms = [program.symbols[a.name].symbol for a in axes]
-    values = [_expression(an, _shown(analysis, s), s, syms) for s in shows]
-    exprs = [v.expr for v in values]
+    plan = _plan(analysis, tuple(a.name for a in axes), tuple(shows))
+    syms = plan.symbols
     grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
     flat = [g.ravel() for g in grid]
-    _check_sizes(program, syms, flat)
-    columns = tuple(_evaluate(syms, e, flat) for e in exprs)
+    _check_sizes(plan.program, syms, flat)
+    columns = tuple(_evaluate(syms, v.expr, flat) for v in plan.values)
     # one kernel's gap at a time, so memory stays O(points × outputs) however many kernels
-    gaps = ((k.name, _evaluate(syms, _closed(an, k.t_memory - k.t_compute, syms), flat)) for k in an.kernels)
+    gaps = ((name, _evaluate(syms, gap, flat)) for name, gap in plan.gaps())
     marks = _marks(gaps, len(flat[0]), len(axes[-1].values))
-    crossings = _crossings(an, syms[0]) if len(axes) == 1 else ()
+    crossings = plan.crossings() if len(axes) == 1 else ()
     return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(flat), columns, marks, crossings,
-                 tuple(v.unit for v in values))
+                 tuple(v.unit for v in plan.values))
+
+
+class _Plan:
+    """What every sweep of one analysis over the same symbols and shown quantities shares: the
+    program with those symbols free, analysed once, and the shown quantities and each kernel's
+    T_memory − T_compute as exact expressions in them (compiled once each: `evaluator`). Kept on
+    the analysis (`Analysis.sweep_plans`), so sweeping it again re-runs no part of the pipeline."""
+
+    def __init__(self, analysis, names: tuple, shows: tuple):
+        self.program = unbind(for_analysis(analysis.program), list(names))
+        self.an = analyze_with_queries(self.program, fusion=analysis.fusion, hardware=analysis.hardware.name)
+        self.symbols = tuple(self.program.symbols[n].symbol for n in names)
+        self.values = tuple(_expression(self.an, _shown(analysis, s), s, self.symbols) for s in shows)
+        self._gaps = self._crossings = None
+
+    def gaps(self) -> tuple:
+        """(kernel, T_memory − T_compute) per kernel (raises, every time, when one is not closed)."""
+        if self._gaps is None:
+            self._gaps = tuple((k.name, _closed(self.an, k.t_memory - k.t_compute, self.symbols))
+                               for k in self.an.kernels)
+        return self._gaps
+
+    def crossings(self) -> tuple:
+        if self._crossings is None:
+            self._crossings = _crossings(self.an, self.symbols[0])
+        return self._crossings
+
+
+def _plan(analysis, names: tuple, shows: tuple) -> _Plan:
+    plans = analysis.sweep_plans
+    found = plans.get((names, shows))
+    if found is None:
+        if len(plans) >= 64:
+            plans.clear()
+        found = plans[names, shows] = _Plan(analysis, names, shows)
+    return found
 
 
 def _closed(an, e: sympy.Expr, syms) -> sympy.Expr:
@@ -255,9 +248,7 @@ def _check_sizes(program, syms, flat) -> None:
 
 
 def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        values = _vectorised(e, dict(zip(syms, flat)), {})
-        return np.broadcast_to(np.asarray(values, dtype=float), flat[0].shape).copy()
+    return evaluator(e, syms)(flat)
 
 
 def _marks(gaps, n: int, row_length: int) -> tuple[str, ...]:
