@@ -9,6 +9,7 @@ status 2; `--debug` adds the Python traceback. Output goes to stdout; errors to 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from typing import Optional, Sequence
@@ -18,7 +19,7 @@ from .errors import CostlangError
 from .printers.safe import terminal_safe
 from .ir.program import FUSION_MODES
 
-__all__ = ["main"]
+__all__ = ["main", "command"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -110,6 +111,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERNAL
     sys.stdout.write(terminal_safe(out))
     return EXIT_OK
+
+
+def command() -> None:
+    """The `costlang` program (the installed script, `python -m costlang`): `main`, then an exit
+    that skips tearing the interpreter down, which frees every object sympy made one by one
+    (about 0.2 s of CPU after a small file, 0.5 s after an 80-layer model) in a process about to
+    end. Output is flushed first; every file costlang writes is closed as soon as it is written."""
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # a closed pipe: the interpreter reports it, as it would without the shortcut
+        sys.exit(status)
+    os._exit(status)
 
 
 def _run(args) -> str:

@@ -45,10 +45,10 @@ def add_parsers(sub) -> list:
 
 def apply_cli_settings(model, texts):
     """The model's program with every `--set` applied (the model itself is not changed)."""
-    from .frontend.edits import apply_settings
-    from .analysis.whatif import parse_settings
     if not texts:
         return model.program
+    from .frontend.edits import apply_settings
+    from .analysis.whatif import parse_settings
     settings = [o for text in texts for o in parse_settings(text)]
     return apply_settings(model.program, settings)
 

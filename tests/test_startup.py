@@ -30,3 +30,16 @@ def test_run_imports_neither_numpy_nor_matplotlib_and_loads_the_shipped_parser_a
     done = subprocess.run([sys.executable, "-c", CHECK, str(EXAMPLES / "roofline/gemm_4096.cost")],
                           capture_output=True, text=True)
     assert done.stderr.strip().splitlines()[-1] == "heavy: [] code: 0 parsed: []", done.stderr
+
+
+def test_the_command_flushes_its_output_and_keeps_its_status_when_it_skips_teardown(capsys):
+    # `python -m costlang` ends with os._exit (cli.command): nothing printed may be lost, and the
+    # status is main's: 0 for a report, 2 for bad input.
+    from costlang.cli import main
+    path = str(EXAMPLES / "roofline/gemm_4096.cost")
+    assert main(["run", path, "--json"]) == 0
+    expected = capsys.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "costlang", "run", path, "--json"], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, expected) and len(expected) > 1000
+    bad = subprocess.run([sys.executable, "-m", "costlang", "run", path + ".missing"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith(path + ".missing:1:1: error: cannot read")

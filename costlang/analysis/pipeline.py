@@ -13,8 +13,6 @@ from typing import Optional
 from ..ir.program import Program
 from .queries import analyze_with_queries
 from .roofline import Analysis
-from .solve import answer_solves
-from .whatif import answer_compares
 
 __all__ = ["analyze"]
 
@@ -23,6 +21,11 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
     under a fusion mode."""
     analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
-    analysis.solves = answer_solves(analysis)
-    analysis.comparisons = answer_compares(analysis)
+    analysis.solves, analysis.comparisons = (), ()
+    if program.solves:  # the solver and the what-ifs are imported only by files that use them
+        from .solve import answer_solves
+        analysis.solves = answer_solves(analysis)
+    if program.compares:
+        from .whatif import answer_compares
+        analysis.comparisons = answer_compares(analysis)
     return analysis

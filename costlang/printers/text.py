@@ -76,8 +76,9 @@ def report(a, comparison=None, instances: bool = False) -> str:
     from .system import system_lines
     lines += system_lines(a)
     lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
-    from .whatif import whatif_lines  # solves and scenario comparisons (printers/whatif.py)
-    lines += whatif_lines(a)
+    if a.solves or a.comparisons:  # printers/whatif.py imports the solver: only when there are some
+        from .whatif import whatif_lines
+        lines += whatif_lines(a)
     from .system import conventions as comms_conventions
     conventions = CONVENTIONS.format(level=mem.name, units=units_convention())
     lines += ["", "conventions: " + conventions + comms_conventions(a)]
