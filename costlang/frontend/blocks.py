@@ -86,7 +86,8 @@ def assign(r, s: ast.Assign) -> None:
 def add_op(r, s: ast.Assign) -> Tensor:
     """One op node (nested operands first, each a node of its own) and the tensor it computes."""
     if s.call.op not in r.block_defs and s.call.op not in ("custom", "split", "slice"):
-        s = dataclasses.replace(s, call=_flatten(r, s.call))
+        flat = _flatten(r, s.call)
+        s = s if flat is s.call else dataclasses.replace(s, call=flat)
     r.define("value", s.name, s.name_span)
     node, tensor = resolve_call(r, s)
     if tensor is not None:
@@ -105,7 +106,10 @@ def fresh_name(r, base: str, what: str) -> str:
 
 
 def _flatten(r, call: ast.OpCall) -> ast.OpCall:
-    """The call with its nested tensor operands resolved first (in source order) and named."""
+    """The call with its nested tensor operands resolved first (in source order) and named (the
+    call itself when every operand is a name already)."""
+    if all(isinstance(a, ast.Name) for a in call.args):
+        return call
     args = []
     for a in call.args:
         t = subexpression(r, a, r.expr_base) if not isinstance(a, ast.Name) else None

@@ -49,6 +49,8 @@ def resolve_call(r, s: ast.Assign):
         node, tensor = _library_call(r, s, spec, inputs, math)
         options = _kernel_options(r, spec, [o for o in call.body if o.name != "math"])
         density = dict(options).get("density")
+        if density is None and options == node.options:
+            return node, tensor  # most calls: nothing to change, so no copy
         flops = node.flops if density is None else node.flops * density
         return dataclasses.replace(node, options=options, flops=flops), tensor
     return _custom_call(r, s, inputs)
