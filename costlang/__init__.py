@@ -1,6 +1,6 @@
 """costlang: a symbolic cost-model language for GPU and accelerator performance.
 
-Pipeline: text → parse tree → AST (`frontend.parser`) → resolved program (`frontend.resolve`)
+Pipeline: text → AST (`frontend.parser`, built while Lark parses) → resolved program (`frontend.resolve`)
 → operator graph (`ir.graph`) → kernels (`passes.fusion`) → costs and roofline (`analysis`)
 → printers (`printers`).
 """

@@ -1,1 +1,1 @@
-"""Front end: `.cost` text → Lark parse tree → AST with spans → resolved `Program`."""
+"""Front end: `.cost` text → AST with spans (built as Lark parses) → resolved `Program`."""

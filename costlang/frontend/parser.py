@@ -1,4 +1,4 @@
-"""Parsing: `.cost` text → Lark parse tree → `ast.Module`.
+"""Parsing: `.cost` text → `ast.Module`, built while Lark parses.
 
 The grammar is `grammar/costlang.lark` (LALR, contextual lexer, strict). A builder whose method
 names are the grammar's rule names makes the AST while Lark parses (`frontend.reductions`: no
