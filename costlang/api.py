@@ -156,6 +156,7 @@ def _build(text: str, name: str, path: Optional[Path]) -> Model:
         raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(source, 1, 1, 1, 1),
                               "start with `use hardware chapter_gpu` and an `input` declaration")
     program = resolve(module, path)
+    resolved_span = program.main_span
     if program.shardings or program.parallels:
         import dataclasses
 
@@ -163,8 +164,7 @@ def _build(text: str, name: str, path: Optional[Path]) -> Model:
         origin = dataclasses.replace(program.origin, after=shard_program)  # what-ifs shard again
         program = shard_program(program)
         program.origin = origin
-    first = module.statements[0].span
-    program.main_span = Span(first.source, first.line, first.column, first.line, first.column + 1)
+    program.main_span = program.main_span or resolved_span
     return Model(program)
 
 

@@ -464,3 +464,27 @@ def test_an_output_custom_kernel_without_a_result_type_is_an_input_error(cli):
     text = "use hardware chapter_gpu\ndim N = 8\ninput x: fp16[N]\noutput y = custom(x) { flops = 2 }\n"
     status, _, err = cli(text, "run", "t.cost")
     assert status == 2 and "t.cost:4:1: error: 'y' computes no tensor, so it cannot be an output" in err
+
+
+# --- found by the campaign of this session -----------------------------------------------------------
+
+def test_a_whole_file_error_under_set_keeps_its_position(cli):
+    # `dim M` alone, run with --set: the what-if's program was resolved again without the span of
+    # the file, so "no hardware is selected" came out with no file:line:col
+    status, _, err = cli("dim M\n", "run", "t.cost", "--set", "M=10^400")
+    assert status == 2 and err.startswith("t.cost:1:5: error: no hardware is selected\n 1 | dim M\n")
+
+
+def test_a_crossing_beyond_the_float_range_prints_its_threshold(cli):
+    # chapter_gpu at 3 TB/s: peak 10^15 FLOP/s. T_compute = p/10^15 + 1.3·10^411/10^15 s,
+    # T_memory = (2p + 2)/(3·10^12) s; they meet at p* = (1.3·10^396 − 1/1.5·10^12)/(1/1.5·10^12 − 10^-15)
+    # = 1.3·10^396/6.65667·10^-13 ≈ 1.95293·10^408 (OverflowError: float(p*) is infinite). Rounded
+    # so that each statement stays true: below p* rounds down, above rounds up.
+    text = ("hardware g: chapter_gpu { memory HBM { bandwidth = 3 TB/s } }\nuse g\nparam P = 130e9\n"
+            "weight W16: fp16[]\nk1 = custom(W16) { flops = 10^400 * P }\nparam p\nweight Wp: fp16[p]\n"
+            "k2 = custom(Wp) { flops = p }\n")
+    status, out, err = cli(text, "run", "t.cost")
+    assert status == 0, err
+    assert "compute-bound when p < 1.952e+408, balanced at p ≈ 1.953e+408, memory-bound when p > 1.953e+408" in out
+    status, _, err = cli(None, "run", "--compare-fusion", "t.cost")
+    assert status == 0, err

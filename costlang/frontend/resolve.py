@@ -49,8 +49,10 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             r.run_module(module, path)
     if r.errors:
         raise ErrorGroup([_with_settings(e, overrides.text) for e in r.errors])
-    first = module.statements[0].span.source if module.statements else None
-    r.program.origin = Origin(first, path, prelude, overrides)
+    first = module.statements[0].span if module.statements else None
+    r.program.origin = Origin(first.source if first else None, path, prelude, overrides)
+    if first is not None:  # what a whole-file error points at, in a what-if's program too
+        r.program.main_span = Span(first.source, first.line, first.column, first.line, first.column + 1)
     return r.program
 
 

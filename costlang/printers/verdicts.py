@@ -58,7 +58,7 @@ def threshold(value: sympy.Expr, direction: int = 0) -> tuple[str, bool]:
     x = sympy.N(value, 30)
     if not x.is_real:
         return str(value), True
-    text = _directed(float(x), direction)
+    text = _directed(float(x), direction) if math.isfinite(float(x)) else _directed_huge(x, direction)
     return (f"≈ {text}" if direction == 0 else text), False
 
 
@@ -92,6 +92,22 @@ def _directed(x: float, direction: int) -> str:
     out = n * Fraction(10) ** exp
     text = f"{float(out):.{_DIGITS}g}"
     return text
+
+
+def _directed_huge(x: sympy.Float, direction: int) -> str:
+    """`_directed` for a value beyond the float range (a threshold of 10^400): the same 4
+    significant digits, from exact integer arithmetic on the 30-digit value.
+
+    >>> _directed_huge(sympy.N(sympy.Rational(13, 3) * 10 ** 400, 30), -1)
+    '4.333e+400'
+    """
+    exp = int(sympy.floor(sympy.log(abs(x), 10))) - (_DIGITS - 1)
+    scaled = x / sympy.Integer(10) ** exp
+    n = int(sympy.floor(scaled) if direction < 0 else sympy.ceiling(scaled) if direction > 0 else sympy.Integer(round(scaled)))
+    digits = str(abs(n))
+    exp += len(digits) - 1
+    mantissa = (digits[0] + "." + digits[1:]).rstrip("0").rstrip(".")
+    return f"{'-' if n < 0 else ''}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
 
 
 def plain_relation(rel) -> str:
