@@ -57,15 +57,15 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
     for s in outputs:
         if s in birth:
             death[s] = max(last, 0)
-    steps = _live_per_step(program, birth, death, max(len(kernels), 1))
-    # A step where nothing is born holds at most what the step before held (only deaths since),
-    # so it cannot be the peak; the Max of the rest is remembered (scenarios share the schedule).
-    born_at = set(birth.values())
-    peaks = [step for i, step in enumerate(steps) if i == 0 or i in born_at]
-    bound = _bound_peak(steps, bindings)
+    bound = _bound_peak(program, birth, death, max(len(kernels), 1), bindings)
     if bound is not None:  # every size bound: the exact peak directly, no symbolic Max
         live, peak_index = bound
     else:
+        steps = _live_per_step(program, birth, death, max(len(kernels), 1))
+        # A step where nothing is born holds at most what the step before held (only deaths since),
+        # so it cannot be the peak; the Max of the rest is remembered (scenarios share the schedule).
+        born_at = set(birth.values())
+        peaks = [step for i, step in enumerate(steps) if i == 0 or i in born_at]
         live = smax(*dict.fromkeys(peaks)) if steps else sympy.Integer(0)
         peak_index = _peak_index(steps, live, bindings)
     at_peak = ()
@@ -82,12 +82,14 @@ def _storage(program: Program, name: str) -> Optional[str]:
     return t.storage if t is not None else None  # "(stated)" bytes of a custom kernel name no tensor
 
 
-def _live_per_step(program, birth, death, n) -> list:
+def _live_per_step(program, birth, death, n, size=lambda e: e) -> list:
+    """The bytes live at each step of the schedule (each tensor's bytes mapped by `size`)."""
     born: dict[int, list] = {}
     dead: dict[int, list] = {}
     for s, b in birth.items():
-        born.setdefault(b, []).append(program.tensors[s].bytes)
-        dead.setdefault(death[s], []).append(program.tensors[s].bytes)
+        bytes_ = size(program.tensors[s].bytes)
+        born.setdefault(b, []).append(bytes_)
+        dead.setdefault(death[s], []).append(bytes_)
     steps, running = [], sympy.Integer(0)
     for i in range(n):
         running = running + sympy.Add(*born.get(i, []))
@@ -96,12 +98,18 @@ def _live_per_step(program, birth, death, n) -> list:
     return steps
 
 
-def _bound_peak(steps, bindings) -> Optional[tuple]:
-    """(the largest step's exact value, its first index) when the bindings make every step an
-    exact number; None otherwise. The same value as the symbolic Max, bound."""
-    values = [step.xreplace(bindings) for step in steps]
-    if not values or not all(v.is_Rational for v in values):
-        return None
+def _bound_peak(program, birth, death, n, bindings) -> Optional[tuple]:
+    """(the largest step's exact value, its first index) when the bindings make every live
+    tensor's size an exact number; None otherwise. The same value as the symbolic Max, bound,
+    computed from the bound sizes directly (a model's tensors have a few distinct sizes)."""
+    sizes: dict = {}
+    for s in birth:
+        e = program.tensors[s].bytes
+        if e not in sizes:
+            sizes[e] = e.xreplace(bindings)
+            if not sizes[e].is_Rational:
+                return None
+    values = _live_per_step(program, birth, death, n, sizes.__getitem__)
     peak = max(values)
     return peak, values.index(peak)
 

@@ -56,7 +56,8 @@ def structure(program, hw, mode: str):
     if found is not None:
         return found[1:]
     kernels = fuse(G, program, mode)
-    outputs, consumers = program_outputs(program), consumers_of_storage(program)
+    consumers = consumers_of_storage(program)
+    outputs = program_outputs(program, consumers)
     costs = tuple(model_traffic(program, hw, k.ops, kernel_cost(program, k.ops, outputs, consumers))
                   for k in kernels)
     if len(_STRUCTURES) >= _LIMIT:

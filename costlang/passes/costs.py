@@ -98,13 +98,14 @@ def role_of(program: Program, storage: str, outputs: set[str]) -> str:
 def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
                 consumers: dict[str, set[str]]) -> KernelCost:
     nodes = [program.nodes[n] for n in ops]
+    tensors = program.tensors
     produced = [n.output for n in nodes if n.output]
     reads: list[Traffic] = []
     seen: set[str] = set()
     for node in nodes:
-        partial = dict(node.partial_reads)
+        partial = dict(node.partial_reads) if node.partial_reads else {}
         for t in node.inputs:
-            tensor = program.tensors[t]
+            tensor = tensors[t]
             s = tensor.storage
             if s in produced:
                 continue
@@ -113,12 +114,13 @@ def kernel_cost(program: Program, ops: tuple[str, ...], outputs: set[str],
             elif tensor.partial:  # a slice or split part: its reader reads only that part
                 key, name, size = t, t, tensor.bytes
             else:
-                key, name, size = s, s, program.tensors[s].bytes
+                key, name, size = s, s, tensors[s].bytes
             if key not in seen:
                 seen.add(key)
                 reads.append(Traffic(name, role_of(program, s, outputs), size))
-    writes = [Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes) for s in produced
-              if s in outputs or consumers.get(s, set()) - set(ops)]
+    inside = set(ops)
+    writes = [Traffic(s, role_of(program, s, outputs), tensors[s].bytes) for s in produced
+              if s in outputs or not consumers.get(s, inside) <= inside]
     stated = nodes[0] if len(nodes) == 1 and nodes[0].kind == "custom" else None
     if stated is not None and stated.reads is not None:
         reads = [Traffic("(stated)", "stated", stated.reads)]
@@ -139,7 +141,9 @@ def _widest_math(nodes):
     return best
 
 
-def partition_costs(program: Program, kernels) -> tuple[KernelCost, ...]:
-    """The cost of every kernel of a partition (a tuple of `Kernel`s), in the same order."""
-    outputs, consumers = program_outputs(program), consumers_of_storage(program)
+def partition_costs(program: Program, kernels, outputs=None, consumers=None) -> tuple[KernelCost, ...]:
+    """The cost of every kernel of a partition (a tuple of `Kernel`s), in the same order; the
+    program's outputs and storage consumers (`ir.graph`) are found when not given."""
+    consumers = consumers_of_storage(program) if consumers is None else consumers
+    outputs = program_outputs(program, consumers) if outputs is None else outputs
     return tuple(kernel_cost(program, k.ops, outputs, consumers) for k in kernels)

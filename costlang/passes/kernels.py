@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from ..ir.graph import ordered_topological_sort
+
 __all__ = ["Kernel", "one_kernel_per_op", "kernel_graph", "in_execution_order", "kernel_name"]
 
 
@@ -27,7 +29,7 @@ def one_kernel_per_op(G: nx.DiGraph) -> tuple[Kernel, ...]:
     >>> [k.name for k in one_kernel_per_op(G)]
     ['z']
     """
-    return tuple(Kernel(n, (n,)) for n in nx.lexicographical_topological_sort(G, key=_order(G))
+    return tuple(Kernel(n, (n,)) for n in ordered_topological_sort(G, key=_order(G))
                  if G.nodes[n]["op"].kind != "view")
 
 
@@ -63,7 +65,7 @@ def in_execution_order(G: nx.DiGraph, kernels) -> tuple[Kernel, ...]:
     index = {n: i for i, n in enumerate(G.nodes)}
     by_name = {k.name: k for k in kernels}
     first = {k.name: min(index[op] for op in k.ops) for k in kernels}
-    order = nx.lexicographical_topological_sort(kernel_graph(G, kernels), key=first.__getitem__)
+    order = ordered_topological_sort(kernel_graph(G, kernels), key=first.__getitem__)
     return tuple(by_name[name] for name in order)
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import networkx as nx
 
+from ..ir.graph import ordered_topological_sort
+
 __all__ = ["KernelDag"]
 
 
@@ -40,7 +42,7 @@ class KernelDag:
         Q.add_edges_from((a, b) for a, bs in self.succ.items() for b in bs)
         first = {k: min(index[op] for op in g) for k, g in self.ops.items()}
         self.pos: dict[int, int] = {k: i for i, k in enumerate(
-            nx.lexicographical_topological_sort(Q, key=first.__getitem__))}
+            ordered_topological_sort(Q, key=first.__getitem__))}
 
     def _upstream(self, G, n, seen=None) -> set[int]:
         """The kernels that produce what n reads (views are followed to the ops behind them)."""

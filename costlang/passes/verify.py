@@ -20,6 +20,7 @@ import networkx as nx
 import sympy
 
 from ..analysis.memo import grouped_sum
+from ..ir.graph import consumers_of_storage, program_outputs
 from .costs import partition_costs
 from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
@@ -38,7 +39,9 @@ def verify_partition(G: nx.DiGraph, program, kernels, mode: str) -> None:
     _check_cover(G, kernels)
     _check_acyclic(G, kernels)
     _check_mode(G, program, kernels, mode)
-    unfused, fused = partition_costs(program, one_kernel_per_op(G)), partition_costs(program, kernels)
+    consumers = consumers_of_storage(program)
+    outputs = program_outputs(program, consumers)
+    unfused, fused = (partition_costs(program, ks, outputs, consumers) for ks in (one_kernel_per_op(G), kernels))
     _check_flops(unfused, fused)
     _check_bytes(unfused, fused)
 
