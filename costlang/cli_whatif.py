@@ -62,28 +62,47 @@ def _analysis(args):
 
 
 def _compare(args) -> str:
-    from .analysis.whatif import baseline_text, compare_analyses, parse_scenario, scenario_analysis
-    from .budget import time_budget
-    from .errors import Source, Span
+    """The `--scenario`s beside the baseline; without any, the file's own `compare` statements (or,
+    when it has none, the baseline beside every `scenario` of the file)."""
     base = _analysis(args)
-    named = [("baseline", baseline_text(base), base)]
-    first = args.scenario[0] if args.scenario else ""
-    n = len(args.scenario)
-    with time_budget(None, f"comparing {n} scenario{'s' * (n != 1)}",  # one budget for all, as in a file
-                     Span(Source("--scenario", first), 1, 1, 1, len(first) + 1)):
-        for text in args.scenario:
-            name, settings = parse_scenario(text)
-            named.append((name, text, scenario_analysis(base, settings)))
-    c = compare_analyses(named)
+    found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base, args.file)
     if args.json:
         from .printers.whatif import comparison_dict
         from .printers.json import dumps
-        return dumps(comparison_dict(c))
+        dicts = [comparison_dict(c) for c in found]
+        return dumps(dicts[0] if len(dicts) == 1 else dicts)
     if args.csv:
         from .printers.csvout import comparison_csv
-        return comparison_csv(c)
+        return "\n".join(comparison_csv(c) for c in found)
     from .printers.whatif import comparison_lines
-    return "\n".join(comparison_lines(c)) + "\n"
+    return "\n".join("\n".join(comparison_lines(c)) + "\n" for c in found)
+
+
+def _cli_comparison(base, texts):
+    from .analysis.whatif import Settings, compare_analyses, parse_scenario, scenario_analysis
+    from .budget import time_budget
+    from .errors import Source, Span
+    from .analysis.whatif import baseline_settings
+    named = [("baseline", baseline_settings(base), base)]
+    with time_budget(None, f"comparing {len(texts)} scenario{'s' * (len(texts) != 1)}",  # one budget for all
+                     Span(Source("--scenario", texts[0]), 1, 1, 1, len(texts[0]) + 1)):
+        for text in texts:
+            name, settings = parse_scenario(text)
+            named.append((name, Settings((text,)), scenario_analysis(base, settings)))
+    return compare_analyses(named)
+
+
+def _file_comparisons(base, path) -> tuple:
+    from .analysis.whatif import file_scenarios
+    from .errors import SemanticError, Source, Span
+    if base.comparisons:
+        return tuple(base.comparisons)
+    scenarios = file_scenarios(base)
+    if scenarios is None:
+        raise SemanticError(f"{path} has no scenario or compare statement, so there is nothing to compare",
+                            None, 'give scenarios on the command line: --scenario "int4: W=int4", or write '
+                            "`scenario NAME { ... }` and `compare baseline, NAME` in the file")
+    return (scenarios,)
 
 
 def _sweep(args) -> str:

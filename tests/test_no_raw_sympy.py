@@ -41,17 +41,15 @@ def outputs(path: Path):
     reads it; `sweep` re-analyses with its symbol free, as the command does."""
     from costlang import load
     from costlang.analysis.pipeline import analyze
-    from costlang.analysis.whatif import compare_analyses, scenario_analysis, settings_text
+    from costlang.analysis.whatif import file_scenarios
     from costlang.derive_cli import render_derivation
     from costlang.printers.text import report
     from costlang.printers.whatif import comparison_lines
     analysis = analyze(load(path).program)
     yield "run", report(analysis)
-    scenarios = analysis.program.scenarios
-    if scenarios:
-        named = [("baseline", "as written", analysis)] + [
-            (name, settings_text(s.settings), scenario_analysis(analysis, s.settings)) for name, s in scenarios.items()]
-        yield "compare", "\n".join(comparison_lines(compare_analyses(named)))
+    compared = file_scenarios(analysis)   # what `costlang compare FILE` shows without --scenario
+    if compared is not None:
+        yield "compare", "\n".join(comparison_lines(compared))
     free = analysis.program.free_symbols
     if len(free) == 1:  # with two or more free, a one-symbol sweep has no numbers to show
         yield "sweep", _cli(["sweep", str(path), "--over", f"{free[0]}=1..1024:pow2"])

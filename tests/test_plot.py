@@ -7,6 +7,7 @@ import pytest
 import sympy
 
 import costlang
+from costlang.analysis.bounds import Bound
 from costlang.analysis.curve import CURVE_POINTS, query_curve
 from costlang.cli import main
 from costlang.printers import plot
@@ -224,7 +225,8 @@ def test_trajectory_along_a_free_size_with_its_crossing():
     lines = lines_by_label(ax)
     path = lines["y for B = 1 … 4096"]
     assert list(path.get_xdata()) == pytest.approx(list(t.intensity))
-    cross = lines["y: compute-bound from B = 569.5"]
+    assert t.changes == ((Bound.MEMORY, Bound.COMPUTE),)         # I < I* below B*, I > I* above
+    cross = lines["y: memory-bound below B = 569.5, balanced at it, compute-bound above"]
     assert (cross.get_xdata()[0], cross.get_ydata()[0]) == pytest.approx((500, 1e15))   # (I*, peak)
     assert {"y (B = 1)", "B = 4096", "B* = 569.5"} <= {t.get_text() for t in ax.texts}
 

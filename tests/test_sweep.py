@@ -9,7 +9,9 @@ import pytest
 
 from conftest import EXAMPLES
 from costlang import load, load_string
-from costlang.analysis.sweep import parse_axis, sweep
+from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY
+from costlang.analysis.sweep import Mark, parse_axis, sweep
+from costlang.printers.whatif import mark_text
 from costlang.analysis.whatif import parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError
@@ -32,7 +34,8 @@ def test_tokens_per_second_over_batch():
     tokens = dict(zip([p[0] for p in sw.points], sw.columns[0]))
     assert tokens[1] == pytest.approx(100 / 7) and tokens[64] == pytest.approx(6400 / 7)
     assert tokens[512] == pytest.approx(50000 / 7) and tokens[1024] == pytest.approx(50000 / 7)
-    assert sw.marks[9] == "← step compute-bound from here"       # B = 512, first past B* = 500
+    assert sw.marks[9] == (Mark("step", COMPUTE),)       # B = 512, first past B* = 500
+    assert mark_text(sw.marks[9]) == "← step compute-bound from here"
     assert [c.value for c in sw.crossings] == [500]
 
 
@@ -171,3 +174,52 @@ def test_repeated_sweeps_rerun_no_pipeline(monkeypatch):
     # tokens/s = B·100/7 below B* = 500, 50000/7 from it on (the module docstring)
     assert list(sw.columns[0]) == pytest.approx([49900 / 7, 50000 / 7, 50000 / 7], rel=1e-12)
     assert [c.value for c in sw.crossings] == [500]
+
+
+# The cubic of issue 9, item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷), so the kernel is
+# memory-bound below 400 except at the touching root n = 100 (balanced, no change of bound),
+# balanced at n = 400 and compute-bound above.
+CUBIC = """use hardware chapter_gpu
+dim n
+input a: fp16[n]
+output k = custom(a) -> fp16[n] { flops = 501*n^3 - 600*n^2 + 90000*n + 4996000000; reads = n^3; writes = 10^7; math = fp16 }
+"""
+
+
+def _cubic_sweep(values: str):
+    a = load_string(CUBIC).analyze()
+    return sweep(a, [parse_axis(a.program, f"n={values}")], ["intensity(k)"])
+
+
+def test_a_row_at_the_crossing_is_balanced_and_the_change_starts_after_it():
+    sw = _cubic_sweep("390,400,410")
+    # n = 390: memory-bound (the first row, never marked); n = 400: I = I* exactly, balanced;
+    # n = 410: compute-bound, the first row past the crossing
+    assert sw.marks == ((), (Mark("k", BALANCED),), (Mark("k", COMPUTE),))
+    assert [mark_text(m) for m in sw.marks] == ["", "← k balanced here", "← k compute-bound from here"]
+    (c,) = sw.crossings
+    assert (c.value, c.below, c.above) == (400, MEMORY, COMPUTE)
+
+
+def test_a_touching_root_in_a_sweep_is_balanced_but_no_change_of_bound():
+    sw = _cubic_sweep("90,100,110,399,400,401")
+    # n = 100 is balanced, memory-bound on both sides: 110 is not marked; 401 is the change
+    assert sw.marks == ((), (Mark("k", BALANCED),), (), (), (Mark("k", BALANCED),), (Mark("k", COMPUTE),))
+    assert [c.value for c in sw.crossings] == [400]
+
+
+def test_the_balanced_row_shows_in_the_table_and_json(tmp_path, capsys):
+    f = tmp_path / "cubic.cost"
+    f.write_text(CUBIC)
+    assert main(["sweep", str(f), "--over", "n=390,400,410", "--show", "intensity(k)"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].startswith("400") and lines[3].endswith("← k balanced here")
+    assert lines[4].startswith("410") and lines[4].endswith("← k compute-bound from here")
+    assert lines[5] == ("crossing: k changes bound at n* = 400 "
+                        "(memory-bound below, balanced there, compute-bound above)")
+    assert main(["sweep", str(f), "--over", "n=390,400,410", "--show", "intensity(k)", "--json"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert out["marks"] == [[], [{"kernel": "k", "bound": "balanced"}], [{"kernel": "k", "bound": "compute-bound"}]]
+    assert out["crossings"] == [{"kernel": "k", "symbol": "n", "value": 400, "below": "memory-bound",
+                                 "above": "compute-bound"}]

@@ -63,8 +63,10 @@ def test_a_touching_root_is_a_balanced_point_not_a_change_of_bound():
         (0, 100, Bound.MEMORY), (100, 100, Bound.BALANCED), (100, 400, Bound.MEMORY),
         (400, 400, Bound.BALANCED), (400, sympy.oo, Bound.COMPUTE)]
     assert v.at(99) == v.at(399) == Bound.MEMORY and v.at(401) == Bound.COMPUTE
-    assert words(v) == ("memory-bound when n < 100, balanced at n = 100, memory-bound when 100 < n < 400, "
-                        "balanced at n = 400, else compute-bound")
+    # the touching root n = 100 does not change the bound: one memory-bound interval n < 400 that notes
+    # both balanced points (the touching root and the crossing that ends it), then compute-bound
+    assert words(v) == "memory-bound when n < 400 (balanced at n = 100 and n = 400), else compute-bound"
+    assert words(v, "ko") == "n < 400이면 메모리 바운드 (n = 100 그리고 n = 400에서 균형), 아니면 연산 바운드"
     assert analyze(CUBIC.format(value=" = 100")).kernels[0].bound.bound == Bound.BALANCED
     assert analyze(CUBIC.format(value=" = 399")).kernels[0].bound.bound == Bound.MEMORY
 

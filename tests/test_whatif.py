@@ -12,7 +12,7 @@ import sympy
 
 from conftest import EXAMPLES, query
 from costlang import load, load_string
-from costlang.analysis.whatif import compare_analyses, parse_scenario, parse_settings, scenario_analysis
+from costlang.analysis.whatif import Settings, compare_analyses, parse_scenario, parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError
 
@@ -25,10 +25,10 @@ def rows(comparison):
 
 def test_speedups_of_quantizing_doubling_bandwidth_and_another_gpu(analyze_example):
     base = analyze_example("roofline/llm_decode_70b.cost")
-    named = [("baseline", "", base)]
+    named = [("baseline", Settings(as_written=True), base)]
     for text in ("int4: W = int4", "2xBW: bandwidth = 2 * bandwidth()", "h100: hw = h100_sxm"):
         name, settings = parse_scenario(text)
-        named.append((name, text, scenario_analysis(base, settings)))
+        named.append((name, Settings((text,)), scenario_analysis(base, settings)))
     c = compare_analyses(named)
     assert c.scenarios == ("baseline", "int4", "2xBW", "h100")
     t_h100 = R(140 * 10 ** 9, 335 * 10 ** 10)
@@ -119,7 +119,8 @@ def test_the_baseline_column_says_what_the_set_made_it(capsys):
     assert c["settings"] == ["as written, with weights=int4", "fp8: weights=fp8"]
     assert c["rows"][1]["values"][0] == pytest.approx(0.0175)       # T_memory of the baseline
     assert main(["compare", path, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["settings"] == ["as written"]
+    # no --scenario: the file's own `compare baseline, fp8, int4`
+    assert json.loads(capsys.readouterr().out)["settings"] == ["as written", "weights = fp8", "weights = int4"]
 
 
 def test_a_setting_that_would_blow_up_a_bound_power_is_refused(tmp_path, capsys):
@@ -144,3 +145,48 @@ def test_compare_shows_a_symbolic_crossing(tmp_path, capsys):
     assert main(["compare", str(path), "--scenario", "fast: bandwidth=4TB/s"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("crossing (T*)"))
     assert row.split()[2:] == ["2·D", "D", "(×0.5)"]
+
+
+# The note's vector add (N = 1e8 fp32 on note_virtual, 1 TB/s): 3·4·1e8 = 1.2 GB, T_memory = 1.2 ms;
+# a scenario doubling the bandwidth halves it to 0.6 ms (×0.5), a speed-up of exactly 2.
+VECTOR_ADD = """use hardware note_virtual
+dim N = 1e8
+input A: fp32[N]
+input B: fp32[N]
+output C = add(A, B)
+scenario fast { bandwidth = 2 * bandwidth() }
+scenario slow { bandwidth = bandwidth() / 4 }
+"""
+
+
+def _compare_rows(capsys, text, tmp_path, *extra):
+    f = tmp_path / "v.cost"
+    f.write_text(text)
+    rc = main(["compare", str(f), "--json", *extra])
+    out, err = capsys.readouterr()
+    return rc, (json.loads(out) if rc == 0 else err)
+
+
+def test_compare_without_scenarios_uses_the_files_compare_statement(capsys, tmp_path):
+    rc, c = _compare_rows(capsys, VECTOR_ADD + "compare baseline, fast\n", tmp_path)
+    assert rc == 0 and c["scenarios"] == ["baseline", "fast"]   # slow is not in the compare statement
+    t_memory = next(r for r in c["rows"] if r["label"] == "T_memory")
+    assert t_memory["values"] == [0.0012, 0.0006] and t_memory["ratios"] == [1, 0.5]
+    assert c["speedups"] == [1, 2] and c["settings"] == ["as written", "bandwidth = 2 * bandwidth()"]
+
+
+def test_compare_without_compare_statements_shows_every_scenario(capsys, tmp_path):
+    rc, c = _compare_rows(capsys, VECTOR_ADD, tmp_path)
+    # slow: 1.2 GB at 0.25 TB/s = 4.8 ms, a speed-up of 1/4
+    assert rc == 0 and c["scenarios"] == ["baseline", "fast", "slow"] and c["speedups"] == [1, 2, 0.25]
+
+
+def test_compare_with_nothing_to_compare_is_an_input_error(capsys, tmp_path):
+    rc, err = _compare_rows(capsys, VECTOR_ADD.replace("scenario", "# scenario"), tmp_path)
+    assert rc == 2 and "no scenario or compare statement" in err and "--scenario" in err
+    assert "Traceback" not in err
+
+
+def test_several_compare_statements_print_one_table_each(capsys, tmp_path):
+    rc, c = _compare_rows(capsys, VECTOR_ADD + "compare baseline, fast\ncompare baseline, slow\n", tmp_path)
+    assert rc == 0 and [x["scenarios"] for x in c] == [["baseline", "fast"], ["baseline", "slow"]]

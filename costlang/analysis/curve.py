@@ -50,6 +50,7 @@ class Trajectory:
     critical_intensity: float             # I* of the kernel (where it changes bound)
     peak: float                           # the kernel's compute ceiling (FLOP/s)
     crossings: tuple[sympy.Expr, ...]     # exact values of the symbol where I = I*, in the range
+    changes: tuple[tuple, ...] = ()       # per crossing, (the bound below, the bound above)
 
 
 def kernel_trajectories(analysis, axis: Axis) -> tuple[Trajectory, ...]:
@@ -62,10 +63,10 @@ def kernel_trajectories(analysis, axis: Axis) -> tuple[Trajectory, ...]:
     out = []
     for n, k in enumerate(analysis.kernels):
         istar = analysis.value(k.critical_intensity)
-        found = tuple(c.value for c in table.crossings if c.kernel == k.name and lo <= c.value <= hi)
+        found = [c for c in table.crossings if c.kernel == k.name and lo <= c.value <= hi]
         out.append(Trajectory(k.name, axis.name, np.asarray(axis.values, dtype=float), table.columns[2 * n],
                               table.columns[2 * n + 1], float(istar), float(istar * analysis.hardware.bandwidth),
-                              found))
+                              tuple(c.value for c in found), tuple((c.below, c.above) for c in found)))
     return tuple(out)
 
 

@@ -78,8 +78,8 @@ def stated_unit(q: Query, value: Value) -> Value:
     stated = f"{count}/{per}" if per is not None else count
     if value.unit.dimensions != expected:
         has = "a pure number" if value.unit.dimensions.dimensionless else f"in {value.unit}"
-        means = f"a count per {per}" if per is not None else "a pure count"
-        raise SemanticError(f"'{q.value.span.text}' is {has}, but {stated} is {means}", q.unit_span,
+        raise SemanticError(f"'{q.value.span.text}' is {has}, but {stated} is "
+                            + (f"a count per {per}" if per is not None else "a pure count"), q.unit_span,
                             f"leave `in {stated}` out, or name a unit that matches")
     return Value(value.expr * scale, Unit(expected.flop, expected.byte, expected.second, stated))
 
@@ -129,9 +129,9 @@ class _QueryScope:
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
-                hint = (f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`" if self.a.kernels else
-                        "this program has no kernels yet: compute a tensor, then name its kernel")
-                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program", node.span, hint)
+                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program", node.span,
+                                    f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`" if self.a.kernels
+                                    else "this program has no kernels yet: compute a tensor, then name its kernel")
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
         if f == "comms_bytes":
             target = self._target(node, allow_none=True)

@@ -31,7 +31,9 @@ from ..ir.statements import Solve
 from ..frontend.expr import unit_words
 from ..ir.program import Value
 from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
+from .bounds import COMPUTE, MEMORY
 from .regimes import SYMPY_FAILURES
+from .solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
 from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
 from .queries import analyze_with_queries, evaluate_in
 from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
@@ -40,14 +42,8 @@ from ..frontend.edits import unbind
 from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware
 
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
-           "RegimeMap", "solve", "answer_solves", "HARDWARE_TARGETS"]
-
-# (lhs function, rhs function) → (regime where lhs < rhs, where lhs > rhs, the sign of lhs − rhs whose
-# regime also takes lhs = rhs: −1 footprint = capacity fits; 0 at I = I* neither, it is balanced)
-_PAIRS = {("intensity", "critical_intensity"): ("memory-bound", "compute-bound", 0),
-          ("t_memory", "t_compute"): ("compute-bound", "memory-bound", 0),
-          ("footprint", "capacity"): ("fits in memory", "does not fit in memory", -1)}
-
+           "RegimeMap", "Side", "Case", "Taken", "StepKind", "Undecided", "solve", "answer_solves",
+           "HARDWARE_TARGETS"]
 
 @dataclass(frozen=True)
 class Regime:
@@ -55,14 +51,14 @@ class Regime:
     lower: Optional[sympy.Expr]
     upper: Optional[sympy.Expr]
     sign: int
-    words: str
+    side: Side
 
 
 @dataclass(frozen=True)
 class WholeAnswer:
     """The largest whole X below a crossing X* (or the smallest above it) in the regime `side`."""
     largest: bool
-    side: str             # the regime's name (`Regime.words`) on that side of X*
+    side: Side            # the regime on that side of X*
     crossing: sympy.Expr  # X*, exact
     rounding: str         # how `value` follows from X*: "floor", "ceil", "minus_one", "plus_one"
     value: sympy.Integer
@@ -70,7 +66,7 @@ class WholeAnswer:
 
 @dataclass(frozen=True)
 class Step:
-    text: str
+    kind: StepKind
     expr: sympy.Basic
 
 
@@ -98,12 +94,11 @@ class SolveResult:
     conditions: tuple[tuple[sympy.Expr, sympy.Basic], ...] = field(default=())
     given: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = field(default=())  # bound symbols in the forms
     side_unit: Unit = DIMENSIONLESS   # the unit of lhs and rhs
-    #: per root, the max()/min() branch it lies on ("y is memory-bound there"; "if ..." when that
-    #: depends on free symbols; "" when the equation has no max() or the root is at a tie)
-    cases: tuple[str, ...] = field(default=())
-    #: what sympy could not decide ("regimes", "general form", "limits", "approximations",
-    #: "conditions", "explanation"): the printers say so instead of leaving a line out
-    undecided: tuple[str, ...] = field(default=())
+    #: per root, the max()/min() branch it lies on (y is memory-bound there; not certain when that
+    #: depends on free symbols; None when the equation has no max() or the root is at a tie)
+    cases: tuple[Optional[Case], ...] = field(default=())
+    #: what sympy could not decide: the printers say so instead of leaving a line out
+    undecided: tuple[Undecided, ...] = field(default=())
     #: sizes that must equal X (K and J of a matmul) and follow it while X is free: (name, value)
     ties: tuple[tuple[str, sympy.Expr], ...] = field(default=())
 
@@ -136,8 +131,8 @@ def solve(analysis, s: Solve, setups: Optional[dict] = None):
         setups[s.target.id] = _setup(analysis, s.target)
     setup = setups[s.target.id]
     if s.relation == "regimes":   # one budget for the whole map, however many kernels it has
-        what = lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})"  # noqa: E731
-        with time_budget(None, what, s.span):
+        with time_budget(None, lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})",
+                         s.span):
             return _regime_map(analysis, setup, s)
     lhs, rhs = evaluate_in(setup.an, s.lhs), evaluate_in(setup.an, s.rhs)
     if lhs.unit != rhs.unit and not _plain_number(lhs) and not _plain_number(rhs):
@@ -146,7 +141,7 @@ def solve(analysis, s: Solve, setups: Optional[dict] = None):
     texts = (_text(s.lhs), _text(s.rhs))
     if _plain_number(lhs):
         lhs = Value(lhs.expr, rhs.unit)
-    return _solve_sides(analysis, setup, s, (lhs, rhs), texts, _words(s, texts),
+    return _solve_sides(analysis, setup, s, (lhs, rhs), texts, _sides(s),
                         lambda an: (evaluate_in(an, s.lhs).expr, evaluate_in(an, s.rhs).expr))
 
 
@@ -217,7 +212,7 @@ class _Equation:
     x: sympy.Symbol
     closed: tuple[sympy.Expr, sympy.Expr]
     exact: tuple[sympy.Expr, sympy.Expr]
-    names: dict   # a kernel's T_compute / T_memory (as in max()) → "y is compute-bound"
+    names: dict   # a kernel's T_compute / T_memory (as in max()) → (kernel, its bound when that wins)
 
     @property
     def f_closed(self) -> sympy.Expr:
@@ -237,8 +232,8 @@ def _equation(st: _Setup, s, sides) -> _Equation:
     x = sympy.Symbol(var.name, positive=True)  # real, so a dim's non-integer crossing is kept
     dep = {k: v for k, v in an.bindings.items() if var in v.free_symbols}
     forms = (lambda e: e.xreplace(dep).xreplace({var: x}), lambda e: e.xreplace(an.bindings).xreplace({var: x}))
-    names = {form(t): f"{k.name} is {words}" for k in an.kernels for form in forms
-             for t, words in ((k.t_compute, "compute-bound"), (k.t_memory, "memory-bound"))}
+    names = {form(t): (k.name, bound) for k in an.kernels for form in forms
+             for t, bound in ((k.t_compute, COMPUTE), (k.t_memory, MEMORY))}
     eq = _Equation(x, tuple(forms[0](v.expr) for v in sides), tuple(forms[1](v.expr) for v in sides), names)
     if x not in eq.f_exact.free_symbols and x not in eq.f_closed.free_symbols:
         raise SolveError(f"neither side depends on {var.name}, so there is nothing to solve", s.span,
@@ -246,64 +241,65 @@ def _equation(st: _Setup, s, sides) -> _Equation:
     return eq
 
 
-def _solve_sides(analysis, st: _Setup, s, sides, texts, words, general_sides) -> SolveResult:
-    eq, bindings = _equation(st, s, sides), st.an.bindings
+def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> SolveResult:
+    """`both`: the two sides as `Value`s; `sides`: the `Side` of each sign (`solve_terms.sides_of`)."""
+    eq, bindings = _equation(st, s, both), st.an.bindings
     x, closed, exact = eq.x, eq.closed, eq.exact
     with time_budget(None, f"solving {s.name!r}", s.span):
         try:
-            found, roots, regimes, cases = _numeric_answer(eq, bindings, words) if eq.numeric \
-                else _symbolic_answer(eq, words)
+            found, roots, regimes, cases = _numeric_answer(eq, bindings, sides) if eq.numeric \
+                else _symbolic_answer(eq, sides)
         except NotImplementedError:   # sympy has no method (floor, ceil and log of X together)
             raise SolveError(f"cannot solve {texts[0]} {s.relation} {texts[1]} for {st.symbol.name} exactly: "
                              "sympy has no method for this mix of functions", s.span,
                              f"take the solve out and sweep {st.symbol.name} instead (`costlang sweep FILE --over "
                              f"{st.symbol.name}=1..4096:pow2`) and read the crossing off the table") from None
     values = tuple(r for r, _ in found) if eq.numeric else tuple(None for _ in roots)
-    undecided: list = [] if regimes or not roots and eq.numeric else ["regimes"]
+    undecided: list = [] if regimes or not roots and eq.numeric else [Undecided.REGIMES]
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
-                                            ((), (), None), s.span, "general form", undecided)
+                                            ((), (), None), s.span, Undecided.GENERAL, undecided)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
         none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) if eq.numeric and not found else None
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
-        _whole(st, values, regimes, words), none,
-        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, "limits", undecided),
+        _whole(st, values, regimes, sides), none,
+        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided),
         _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,
-                     "approximations", undecided),
+                     Undecided.APPROXIMATIONS, undecided),
         _steps(closed, g_sides, x, roots, general, values), st.was_bound, s.span,
-        _best_effort(lambda: conditions(roots, x), (), s.span, "conditions", undecided) if not eq.numeric else (),
-        _given(roots, none, bindings, x), sides[0].unit,
+        _best_effort(lambda: conditions(roots, x), (), s.span, Undecided.CONDITIONS, undecided)
+        if not eq.numeric else (),
+        _given(roots, none, bindings, x), both[0].unit,
         cases, tuple(undecided), st.an.program.ties)
 
 
-def _numeric_answer(eq: _Equation, bindings, words):
+def _numeric_answer(eq: _Equation, bindings, sides):
     """Every symbol but X bound: exact roots, their closed forms, the regimes between them."""
     found = _roots(eq.f_exact, eq.x)
     roots = _match_closed(eq.f_closed, eq.x, found, bindings)
-    regimes = _regimes(eq.f_exact, eq.x, [r for r, _ in found], words)
-    cases = tuple("" if ties_at(b, eq.x, r) else _case_words(b, eq, True) for r, b in found)
+    regimes = _regimes(eq.f_exact, eq.x, [r for r, _ in found], sides)
+    cases = tuple(None if ties_at(b, eq.x, r) else _case(b, eq, True) for r, b in found)
     return found, roots, regimes, cases
 
 
-def _symbolic_answer(eq: _Equation, words):
+def _symbolic_answer(eq: _Equation, sides):
     """Other symbols free: the closed-form roots whose max()/min() branch can hold there."""
     roots, cases = [], []
     for r, branch in branch_roots(eq.f_closed, eq.x):
         holds = holds_at(branch, eq.x, r)
         if holds is not False:
             roots.append(r)
-            cases.append(_case_words(branch, eq, holds))
-    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, words), tuple(cases)
+            cases.append(_case(branch, eq, holds))
+    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, sides), tuple(cases)
 
 
-def _case_words(branch: Branch, eq: _Equation, holds: Optional[bool]) -> str:
-    """Which max()/min() argument a root's branch takes: 'y is memory-bound there'."""
-    parts = [eq.names.get(taken) or f"{taken} is the {'larger' if isinstance(term, sympy.Max) else 'smaller'}"
+def _case(branch: Branch, eq: _Equation, holds: Optional[bool]) -> Optional[Case]:
+    """Which max()/min() arguments a root's branch takes (y is memory-bound there); None: no max()."""
+    parts = [Taken(*eq.names[taken]) if taken in eq.names else
+             Taken(term=taken, larger=isinstance(term, sympy.Max))
              for term, taken in branch.choice if eq.x in term.free_symbols]
-    if not parts:
-        return ""
-    return f"{'' if holds else 'if '}{' and '.join(parts)} there"
+    return Case(tuple(parts), bool(holds)) if parts else None
 
 
 def _explain(eq: _Equation, g_sides, texts, whole: bool, undecided: list) -> Optional[NoCrossing]:
@@ -312,7 +308,7 @@ def _explain(eq: _Equation, g_sides, texts, whole: bool, undecided: list) -> Opt
     try:
         return no_crossing(eq.closed, eq.exact, g_sides, eq.x, texts, whole)
     except EXTRA_FAILURES:
-        undecided.append("explanation")
+        undecided.append(Undecided.EXPLANATION)
         return None
 
 
@@ -368,7 +364,7 @@ def _general(analysis, st: _Setup, x, found, general_sides):
 
 # --- regimes, whole numbers, solution sets -----------------------------------------------------
 
-def _regimes(f, x, roots, words) -> tuple[Regime, ...]:
+def _regimes(f, x, roots, sides) -> tuple[Regime, ...]:
     """Maximal intervals of one sign of f, cut at the roots."""
     cuts = [None, *roots, None]
     out: list[Regime] = []
@@ -376,17 +372,17 @@ def _regimes(f, x, roots, words) -> tuple[Regime, ...]:
         point = _between(lo, hi)
         sign = sign_at(f, x, point)
         if out and out[-1].sign == sign:
-            out[-1] = Regime(out[-1].lower, hi, sign, out[-1].words)
+            out[-1] = Regime(out[-1].lower, hi, sign, out[-1].side)
             continue
-        out.append(Regime(lo, hi, sign, _regime_words(sign, words)))
+        out.append(Regime(lo, hi, sign, _side(sign, sides)))
     return tuple(out)
 
 
-def _regime_words(sign: int, words) -> str:
-    return words[0] if sign < 0 else words[1] if sign > 0 else "equal"
+def _side(sign: int, sides) -> Side:
+    return sides[0] if sign < 0 else sides[1] if sign > 0 else Side.EQUAL
 
 
-def _symbolic_regimes(f, x, roots, words) -> tuple[Regime, ...]:
+def _symbolic_regimes(f, x, roots, sides) -> tuple[Regime, ...]:
     """With other symbols free: one regime when f has no root, or two around a single root, from
     the sign of f as x → 0⁺ (and → ∞, when that sign does not depend on the other symbols)."""
     if len(roots) > 1:
@@ -396,15 +392,15 @@ def _symbolic_regimes(f, x, roots, words) -> tuple[Regime, ...]:
     except SYMPY_FAILURES:   # the sign depends on the symbols, or sympy cannot tell: undecided
         return ()
     if not roots:
-        return (Regime(None, None, low, _regime_words(low, words)),)
+        return (Regime(None, None, low, _side(low, sides)),)
     try:
         high = sign_near(f, x, sympy.oo)
     except SYMPY_FAILURES:   # e.g. sign(1000 − d): f changes sign at the root when the root is > 0
         high = -low          # (the conditions beside the answer say when it is)
     if high != -low:
         return ()
-    return (Regime(None, roots[0], low, _regime_words(low, words)),
-            Regime(roots[0], None, high, _regime_words(high, words)))
+    return (Regime(None, roots[0], low, _side(low, sides)),
+            Regime(roots[0], None, high, _side(high, sides)))
 
 
 def _between(lo, hi) -> sympy.Expr:
@@ -416,12 +412,12 @@ def _between(lo, hi) -> sympy.Expr:
     return (lo_f + hi_f) / 2
 
 
-def _whole(st: _Setup, values, regimes, words) -> tuple[WholeAnswer, ...]:
+def _whole(st: _Setup, values, regimes, sides) -> tuple[WholeAnswer, ...]:
     """For a dim: the last whole number below and the first above each change of regime (a
     touching root, where the regime is the same on both sides, is no change)."""
     if st.kind != "dim" or not values or None in values:
         return ()
-    out, equal = [], words[2]
+    out, equal = [], sides[2]
     for below, above in zip(regimes, regimes[1:]):
         r = below.upper
         if r.is_integer:
@@ -430,8 +426,8 @@ def _whole(st: _Setup, values, regimes, words) -> tuple[WholeAnswer, ...]:
         else:
             (last, down), (first, up) = (sympy.floor(r), "floor"), (sympy.ceiling(r), "ceil")
         if last >= 1:
-            out.append(WholeAnswer(True, below.words, r, down, last))
-        out.append(WholeAnswer(False, above.words, r, up, first))
+            out.append(WholeAnswer(True, below.side, r, down, last))
+        out.append(WholeAnswer(False, above.side, r, up, first))
     return tuple(out)
 
 
@@ -456,19 +452,19 @@ def _solution(s, regimes, values, x) -> Optional[sympy.Set]:
 
 
 def _steps(closed, g_sides, x, roots, general, values) -> tuple[Step, ...]:
-    steps = [Step("the equation, in the program's symbols", sympy.Eq(closed[0], closed[1]))]
+    steps = [Step(StepKind.EQUATION, sympy.Eq(closed[0], closed[1]))]
     if g_sides is not None:
-        steps.append(Step("in b (bytes per element), Istar (I*) and BW", sympy.Eq(g_sides[0], g_sides[1])))
+        steps.append(Step(StepKind.GENERAL_EQUATION, sympy.Eq(g_sides[0], g_sides[1])))
     numer, _ = sympy.fraction(sympy.together(closed[0] - closed[1]))
     if not numer.atoms(sympy.Max, sympy.Min):
-        steps.append(Step("clear the denominators", sympy.Eq(sympy.expand(numer), 0)))
+        steps.append(Step(StepKind.CLEARED, sympy.Eq(sympy.expand(numer), 0)))
     for r, g, v in itertools.zip_longest(roots, general, values):
         if g is not None:
-            steps.append(Step(f"solve for {x}, in general", sympy.Eq(x, g)))
+            steps.append(Step(StepKind.ROOT_GENERAL, sympy.Eq(x, g)))
         if r is not None:
-            steps.append(Step(f"solve for {x}", sympy.Eq(x, r)))
+            steps.append(Step(StepKind.ROOT, sympy.Eq(x, r)))
         if v is not None and v != r:
-            steps.append(Step("with the bound values", sympy.Eq(x, v)))
+            steps.append(Step(StepKind.BOUND_VALUES, sympy.Eq(x, v)))
     return tuple(steps)
 
 
@@ -487,11 +483,11 @@ def _regime_map(analysis, st: _Setup, s: Solve) -> RegimeMap:
         texts = (f"t_memory({k.name})", f"t_compute({k.name})")
         solve_k = Solve(f"{s.name}: {k.name}", None, "=", None, s.target, s.span)
         out.append((k.name, _solve_sides(analysis, st, solve_k, (Value(k.t_memory, SECOND),
-                    Value(k.t_compute, SECOND)), texts, _PAIRS[("t_memory", "t_compute")], sides)))
+                    Value(k.t_compute, SECOND)), texts, sides_of(("t_memory", "t_compute")), sides)))
     return RegimeMap(s.name, st.symbol, tuple(out), s.span)
 
 
-# --- words -------------------------------------------------------------------------------------
+# --- texts -------------------------------------------------------------------------------------
 
 def _count(items, noun: str) -> str:
     return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
@@ -504,12 +500,6 @@ def _text(expr: Expr) -> str:
     return s.source.line(s.line)[s.column - 1: s.end_column - 1]
 
 
-def _words(s: Solve, texts) -> tuple[str, str, int]:
-    """Regime names for lhs < rhs and lhs > rhs: the roofline's words where they apply."""
-    funcs = tuple(e.func if isinstance(e, Call) else None for e in (s.lhs, s.rhs))
-    if funcs in _PAIRS:
-        return _PAIRS[funcs]
-    if funcs[::-1] in _PAIRS:   # rhs − lhs: the regimes swap sides, and so does the equality
-        below, above, equal = _PAIRS[funcs[::-1]]
-        return above, below, -equal
-    return f"{texts[0]} < {texts[1]}", f"{texts[0]} > {texts[1]}", 0
+def _sides(s: Solve) -> tuple[Side, Side, int]:
+    """The sides of lhs < rhs and lhs > rhs: the roofline's and the footprint's where they apply."""
+    return sides_of(tuple(e.func if isinstance(e, Call) else None for e in (s.lhs, s.rhs)))

@@ -29,11 +29,12 @@ class NoCrossing:
     side: str                     # the text of the side (or "lhs − rhs") that stays on one side
     extremum: str                 # "sup" or "inf"
     value: sympy.Expr
-    where: str                    # e.g. "B → ∞"
+    at: sympy.Expr                # where: X → `at` (0 or ∞) when `approached`, else X = `at` (1)
     general: Optional[sympy.Expr]  # the same bound in b, Istar, BW, when known
     other: str
     other_value: sympy.Expr
     conditions: tuple[tuple[sympy.Expr, sympy.Basic], ...] = ()  # (closed-form root, when it is > 0)
+    approached: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,8 @@ def sign_at(f, x, point) -> int:
 def _extremes(e, x, whole: bool):
     """Candidates for sup/inf of e over the domain (x ≥ 1 for a dim, x > 0 else): its ends
     (costs are monotone in a size)."""
-    low = (e.xreplace({x: 1}), f"{x} = 1") if whole else (limit(e, x, 0), f"{x} → 0")
-    return [low, (limit(e, x, sympy.oo), f"{x} → ∞")]
+    low = (e.xreplace({x: 1}), sympy.Integer(1)) if whole else (limit(e, x, 0), sympy.Integer(0))
+    return [low, (limit(e, x, sympy.oo), sympy.oo)]
 
 
 def no_crossing(closed, exact, g_sides, x, texts, whole: bool) -> NoCrossing:
@@ -97,13 +98,14 @@ def no_crossing(closed, exact, g_sides, x, texts, whole: bool) -> NoCrossing:
     cands = [(v, w) for v, w in _extremes(side, x, whole) if v.is_real or v in (sympy.oo, -sympy.oo)]
     value, where = (max if below else min)(cands, key=lambda vw: sympy.N(vw[0], 30))
     general = None
-    if g_sides is not None and not varies_rhs and where.endswith("∞"):
+    if g_sides is not None and not varies_rhs and where == sympy.oo:
         general = sympy.factor(limit(g_sides[0], x, sympy.oo))
     found = conditions(tuple(r for r, _ in branch_roots(closed[0] - closed[1], x)), x)
     if g_sides is not None:
         lifted = (g_sides[0] - g_sides[1]).free_symbols - (closed[0] - closed[1]).free_symbols
         found += conditions(tuple(r for r, _ in branch_roots(g_sides[0] - g_sides[1], x)), x, lifted)
-    return NoCrossing(text, "sup" if below else "inf", value, where, general, other_text, other, found)
+    return NoCrossing(text, "sup" if below else "inf", value, where, general, other_text, other, found,
+                      approached=not (whole and where == 1))
 
 
 def conditions(roots, x, lifted=()) -> tuple:

@@ -5,7 +5,11 @@ parsed by the costlang parser) and the quantities to show (query names of the fi
 expressions such as `1 / t_kernel()`). Output: `Sweep`, a table of floats (floats only here):
 each exact expression is evaluated once on the whole grid, one numpy operation per node of its
 tree (what sympy's `lambdify` does, without generating code), with the rows where a kernel
-changes bound marked and, when one symbol is swept, each kernel's exact crossing.
+changes bound marked (`Mark`: a kernel and its bound from that row on; a row exactly at I = I* is
+marked balanced, and a balanced point between two rows of one bound, a touching root, is no
+change) and, when one symbol is swept, each kernel's exact crossing with the bounds on each side.
+With one symbol the marks follow the exact regimes (`analysis.verdict.decide`), so a row at an
+exact crossing is balanced whatever the float rounding; with two they follow the float signs.
 """
 from __future__ import annotations
 
@@ -23,13 +27,14 @@ from ..ir.expr import Call, Option
 from ..ir.statements import Query
 from ..ir.program import Value
 from ..units import Unit
+from .bounds import BALANCED, COMPUTE, MEMORY, Bound
 from .vectorised import SweepError, evaluator
 from .verdict import decide
 from .queries import analyze_with_queries, evaluate_in, stated_unit
 from ..frontend.edits import unbind
 from ..frontend.variants import evaluate_setting, for_analysis
 
-__all__ = ["Axis", "Crossing", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
+__all__ = ["Axis", "Crossing", "Mark", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
 
 DEFAULT_POINTS = 11
 MAX_POINTS = 100_000
@@ -47,6 +52,15 @@ class Crossing:
     kernel: str
     symbol: str
     value: sympy.Expr    # exact; printers.whatif.crossing_text says it in words
+    below: Bound = MEMORY    # the bound just below the crossing
+    above: Bound = COMPUTE   # and just above it
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A row where `kernel` changes bound: `bound` from that row on (BALANCED: at that row only)."""
+    kernel: str
+    bound: Bound
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,7 @@ class Sweep:
     labels: tuple[str, ...]
     grid: tuple[np.ndarray, ...]            # per symbol, its value at every grid point (flat)
     columns: tuple[np.ndarray, ...]         # one column per label
-    marks: tuple[str, ...]                  # per row: which kernels changed bound since the last row
+    marks: tuple[tuple[Mark, ...], ...]     # per row: which kernels changed bound since the last row
     crossings: tuple[Crossing, ...]
     units: tuple[Unit, ...] = ()            # one per label (the unit of its column, SI base)
 
@@ -167,10 +181,11 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     flat = [g.ravel() for g in grid]
     _check_sizes(plan.program, syms, flat)
     columns = tuple(_evaluate(syms, v.expr, flat) for v in plan.values)
-    # one kernel's gap at a time, so memory stays O(points × outputs) however many kernels
-    gaps = ((name, _evaluate(syms, gap, flat)) for name, gap in plan.gaps())
-    marks = _marks(gaps, len(flat[0]), len(axes[-1].values))
-    crossings = plan.crossings() if len(axes) == 1 else ()
+    verdicts = plan.verdicts() if len(axes) == 1 else {}
+    # one kernel's bounds at a time, so memory stays O(points × outputs) however many kernels
+    codes = ((name, _row_bounds(syms, gap, flat, verdicts.get(name))) for name, gap in plan.gaps())
+    marks = _marks(codes, len(flat[0]), len(axes[-1].values))
+    crossings = _crossings(verdicts)
     return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(flat), columns, marks, crossings,
                  tuple(v.unit for v in plan.values))
 
@@ -186,7 +201,7 @@ class _Plan:
         self.an = analyze_with_queries(self.program, fusion=analysis.fusion, hardware=analysis.hardware.name)
         self.symbols = tuple(self.program.symbols[n].symbol for n in names)
         self.values = tuple(_expression(self.an, _shown(analysis, s), s, self.symbols) for s in shows)
-        self._gaps = self._crossings = None
+        self._gaps = self._verdicts = None
 
     def gaps(self) -> tuple:
         """(kernel, T_memory − T_compute) per kernel (raises, every time, when one is not closed)."""
@@ -195,10 +210,11 @@ class _Plan:
                                for k in self.an.kernels)
         return self._gaps
 
-    def crossings(self) -> tuple:
-        if self._crossings is None:
-            self._crossings = _crossings(self.an, self.symbols[0])
-        return self._crossings
+    def verdicts(self) -> dict:
+        """Each kernel's exact roofline verdict over the first symbol, where it is regimes of it."""
+        if self._verdicts is None:
+            self._verdicts = _verdicts(self.an, self.symbols[0])
+        return self._verdicts
 
 
 def _plan(analysis, names: tuple, shows: tuple) -> _Plan:
@@ -251,29 +267,62 @@ def _evaluate(syms, e: sympy.Expr, flat) -> np.ndarray:
     return evaluator(e, syms)(flat)
 
 
-def _marks(gaps, n: int, row_length: int) -> tuple[str, ...]:
-    """Per row, the kernels whose bound differs from the previous row's (within one sweep line);
-    `gaps` yields (kernel, T_memory − T_compute on the grid)."""
-    marks = [""] * n
-    for name, gap in gaps:
-        sign = np.sign(gap)
-        changed = np.nonzero(sign[1:] != sign[:-1])[0] + 1
-        for i in changed[changed % row_length != 0].tolist():
-            words = "memory-bound" if sign[i] > 0 else "compute-bound"
-            marks[i] = "; ".join(filter(None, [marks[i], f"← {name} {words} from here"]))
+#: a row's bound as a number: the sign of T_memory − T_compute (0 balanced; NaN not decided)
+_CODES = {MEMORY: 1.0, COMPUTE: -1.0, BALANCED: 0.0}
+_BOUNDS = {1.0: MEMORY, -1.0: COMPUTE, 0.0: BALANCED}
+
+
+def _verdicts(an, sym) -> dict:
+    """Each kernel's roofline verdict over `sym`, where it is regimes of `sym` (exact)."""
+    out = {}
+    for k in an.kernels:
+        v = decide(*(e.xreplace(an.bindings) for e in (k.t_compute, k.t_memory)), sympy.Integer(0), None)
+        if v.symbol == sym and v.regimes and all(r.bound in _CODES for r in v.regimes):
+            out[k.name] = v
+    return out
+
+
+def _row_bounds(syms, gap, flat, verdict) -> np.ndarray:
+    """The kernel's bound at each row as a code of `_CODES`: from the exact regimes when known
+    (a row exactly at a crossing is balanced), else from the sign of T_memory − T_compute."""
+    if verdict is None:
+        return np.sign(_evaluate(syms, gap, flat))
+    x, codes = flat[0], np.full(flat[0].shape, np.nan)
+    for r in verdict.regimes:
+        iv = r.interval
+        lo, hi = float(iv.lower), float(iv.upper)
+        inside = ((x >= lo) if iv.lower_closed else (x > lo)) & ((x <= hi) if iv.upper_closed else (x < hi))
+        codes[inside] = _CODES[r.bound]
+    return codes
+
+
+def _marks(codes, n: int, row_length: int) -> tuple[tuple[Mark, ...], ...]:
+    """Per row, the kernels whose bound differs from that of the last row before it (within one
+    sweep line) that was not balanced, and the rows where a kernel turns balanced; `codes` yields
+    (kernel, the bound code of each row). Vectorised: a million rows cost a few array passes."""
+    marks: list = [()] * n
+    for name, code in codes:
+        c = code.reshape(-1, row_length)
+        cols = np.broadcast_to(np.arange(row_length), c.shape)
+        valid = (c != 0) & ~np.isnan(c)
+        last = np.maximum.accumulate(np.where(valid, cols, -1), axis=1)   # last valid row so far
+        before = np.concatenate([np.full((c.shape[0], 1), -1), last[:, :-1]], axis=1)
+        prior = np.take_along_axis(c, np.maximum(before, 0), axis=1)
+        changed = valid & (before >= 0) & (c != prior)
+        previous = np.concatenate([np.full((c.shape[0], 1), 0.0), c[:, :-1]], axis=1)
+        balanced = (c == 0) & (previous != 0)   # turns balanced here (never the first row of a line)
+        for i in np.nonzero((changed | balanced).ravel())[0].tolist():
+            marks[i] = (*marks[i], Mark(name, _BOUNDS[float(code[i])]))
     return tuple(marks)
 
 
-def _crossings(an, sym) -> tuple[Crossing, ...]:
-    """Where each kernel's verdict changes as `sym` varies: the ends between two regimes of
+def _crossings(verdicts: dict) -> tuple[Crossing, ...]:
+    """Where each kernel's verdict changes as the symbol varies: the ends between two regimes of
     different bounds (a balanced point between two regimes of one bound is no crossing)."""
     out = []
-    for k in an.kernels:
-        v = decide(*(e.xreplace(an.bindings) for e in (k.t_compute, k.t_memory)), sympy.Integer(0), None)
-        if v.symbol != sym:
-            continue
+    for name, v in verdicts.items():
         spans = [r for r in v.regimes if not r.interval.is_point]
         for below, above in zip(spans, spans[1:]):
             if below.bound != above.bound:
-                out.append(Crossing(k.name, sym.name, below.interval.upper))
+                out.append(Crossing(name, v.symbol.name, below.interval.upper, below.bound, above.bound))
     return tuple(out)

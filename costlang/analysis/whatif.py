@@ -25,9 +25,8 @@ from ..frontend.variants import setting_text
 from .queries import analyze_with_queries
 from .solve import SolveResult, answer_solves
 
-__all__ = ["ComparisonRow", "Comparison", "answer_compares", "compare_analyses", "scenario_analysis",
-           "parse_settings", "parse_scenario", "settings_text",
-           "baseline_text"]
+__all__ = ["ComparisonRow", "Comparison", "Settings", "answer_compares", "compare_analyses", "scenario_analysis",
+           "parse_settings", "parse_scenario", "scenario_settings", "baseline_settings", "file_scenarios"]
 
 
 @dataclass(frozen=True)
@@ -39,9 +38,17 @@ class ComparisonRow:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """What a scenario changes: the settings' texts, on top of the file as written (`as_written`:
+    the baseline, the file itself under the settings it was run with)."""
+    applied: tuple[str, ...] = ()
+    as_written: bool = False
+
+
+@dataclass(frozen=True)
 class Comparison:
     scenarios: tuple[str, ...]
-    settings: tuple[str, ...]
+    settings: tuple[Settings, ...]
     hardware: tuple[str, ...]
     rows: tuple[ComparisonRow, ...]
     speedups: tuple          # T_kernel(first) / T_kernel(scenario)
@@ -100,14 +107,13 @@ def parse_scenario(text: str) -> tuple[str, tuple[Option, ...]]:
     return text.strip(), parse_settings(text, "--scenario")
 
 
-def settings_text(settings: Sequence[Option]) -> str:
-    return "; ".join(setting_text(o) for o in settings) or "as written"
+def scenario_settings(settings: Sequence[Option]) -> Settings:
+    return Settings(tuple(setting_text(o) for o in settings))
 
 
-def baseline_text(analysis) -> str:
+def baseline_settings(analysis) -> Settings:
     """What a comparison's baseline is: the file as written, with the settings it was run under."""
-    applied = analysis.program.settings
-    return f"as written, with {'; '.join(applied)}" if applied else "as written"
+    return Settings(tuple(analysis.program.settings), as_written=True)
 
 
 # --- scenarios and comparisons ------------------------------------------------------------------
@@ -141,19 +147,32 @@ def answer_compares(analysis) -> tuple[Comparison, ...]:
 
 
 def _scenarios(analysis, c) -> list:
-    """(name, settings text, Analysis) for each scenario of a compare statement."""
+    """(name, `Settings`, Analysis) for each scenario of a compare statement."""
+    return _named(analysis, [n.id for n in c.scenarios])
+
+
+def _named(analysis, names) -> list:
     named = []
-    for n in c.scenarios:
-        if n.id == "baseline":
-            named.append(("baseline", baseline_text(analysis), analysis))
+    for name in names:
+        if name == "baseline":
+            named.append(("baseline", baseline_settings(analysis), analysis))
         else:
-            sc = analysis.program.scenarios[n.id]
-            named.append((n.id, settings_text(sc.settings), scenario_analysis(analysis, sc.settings)))
+            sc = analysis.program.scenarios[name]
+            named.append((name, scenario_settings(sc.settings), scenario_analysis(analysis, sc.settings)))
     return named
 
 
+def file_scenarios(analysis) -> Optional[Comparison]:
+    """The baseline beside every `scenario` of the file, in order (None: the file has none)."""
+    names = [n for n in analysis.program.scenarios if n != "baseline"]
+    if not names:
+        return None
+    with time_budget(None, f"comparing {len(names)} scenario{'s' * (len(names) != 1)}", None):
+        return compare_analyses(_named(analysis, ["baseline", *names]))
+
+
 def compare_analyses(named, span: Optional[Span] = None) -> Comparison:
-    """Side by side: (name, settings text, Analysis) triples; ratios are to the first."""
+    """Side by side: (name, `Settings`, Analysis) triples; ratios are to the first."""
     analyses = [a for _, _, a in named]
     rows = [_row(label, unit, [getter(a) for a in analyses]) for label, unit, getter in _FIGURES]
     rows.append(ComparisonRow("bound", None, tuple(a.totals.bound for a in analyses),

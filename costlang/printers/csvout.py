@@ -64,7 +64,9 @@ def _cell(value, unit) -> str:
 
 
 def comparison_csv(c) -> str:
-    rows = [("quantity", "unit", *c.scenarios), ("settings", "", *c.settings), ("hardware", "", *c.hardware)]
+    from .whatif import settings_words
+    rows = [("quantity", "unit", *c.scenarios), ("settings", "", *map(settings_words, c.settings)),
+            ("hardware", "", *c.hardware)]
     for row in c.rows:
         unit = "" if row.unit is None or row.unit.dimensionless else str(row.unit)
         rows.append((row.label, unit, *(_cell(x, row.unit) for x in row.values)))

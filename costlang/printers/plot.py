@@ -16,6 +16,7 @@ import sympy
 
 from ..units import BYTE_PER_S, FLOP_PER_S
 from .mathtex import prefixed_tex
+from .phrases import phrase
 
 __all__ = ["Plot", "roofline", "sweep", "points", "FORMATS"]
 
@@ -270,10 +271,12 @@ def _trajectories(ax, trajectories, base, tag, st: Style, labels: list):
         labels.append(_Label(f"{t.kernel} ({t.symbol} = {t.xs[first]:g})", t.intensity[first],
                              t.attainable[first], color))
         labels.append(_Label(f"{t.symbol} = {t.xs[last]:g}", t.intensity[last], t.attainable[last], color))
-        for x in t.crossings:
+        words = phrase("en", "verdict_words")
+        for x, (below, above) in zip(t.crossings, t.changes):
             value = float(sympy.N(x, 15))
             ax.plot([t.critical_intensity], [t.peak], "D", color=color, markersize=st.marker,
-                    label=f"{tag}{t.kernel}: compute-bound from {t.symbol} = {value:.4g}")
+                    label=f"{tag}{t.kernel}: {words[below.value]} below {t.symbol} = {value:.4g}, "
+                          f"{words['balanced']} at it, {words[above.value]} above")
             labels.append(_Label(f"{t.symbol}* = {value:.4g}", t.critical_intensity, t.peak, color))
 
 

@@ -15,9 +15,11 @@ from ..analysis import derive
 from ..analysis.solve import SolveResult
 from ..units import BYTE, BYTE_PER_S, INTENSITY
 from .mathtex import number_part, unit_tex, value_chain
+from .solve_words import relation_side
 
 __all__ = ["SolveDerivation"]
 
+_TO = r"\to"
 _RELATIONS = {"=": "=", "<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}
 #: the unit of each kind of lifted symbol (`frontend.variants.generalize`: b, b_DTYPE, Istar, BW)
 _LIFTED_UNITS = {"b": BYTE, "Istar": INTENSITY, "BW": BYTE_PER_S}
@@ -164,9 +166,9 @@ class SolveDerivation:
                 return self._star(r, i)
         return self._amount(value, r.unit)
 
-    def _regime_words(self, words: str) -> str:
-        known = self._p("regime_words").get(words)
-        return self.text(known) if known else self.code(words)
+    def _regime_words(self, r, side) -> str:
+        relation = relation_side(side, r.lhs_text, r.rhs_text)
+        return self.code(relation) if relation else self.text(self._p("regime_words")[side.value])
 
     def _regimes(self, r) -> str:
         """One item per interval of one sign: `B < B^{*}`: memory-bound."""
@@ -176,7 +178,7 @@ class SolveDerivation:
             hi = self._bound_tex(r, g.upper) if g.upper is not None else None
             span = f"{lo} < {x} < {hi}" if lo and hi else f"{x} > {lo}" if lo else f"{x} < {hi}" if hi else None
             where = self.math(span) if span else self._say("every", x=self.math(x))
-            items.append(where + ": " + self._regime_words(g.words))
+            items.append(where + ": " + self._regime_words(r, g.side))
         return self.paragraph(self._say("regimes")) + "\n\n" + self.items(items)
 
     def _solution(self, r) -> str:
@@ -210,16 +212,17 @@ class SolveDerivation:
             return ""
         return self.paragraph(self._say("whole", x=self.math(self._x(r)))) + "\n\n" + self.items(items)
 
-    def _whole_item(self, key: str, r, words: str, form: str, value) -> str:
-        predicate = self._p("regime_is").get(words)
-        predicate = self.text(predicate) if predicate else self._say("satisfies", condition=self.code(words))
+    def _whole_item(self, key: str, r, side, form: str, value) -> str:
+        relation = relation_side(side, r.lhs_text, r.rhs_text)
+        predicate = self._say("satisfies", condition=self.code(relation)) if relation else \
+            self.text(self._p("regime_is")[side.value])
         return self._say(key, x=self.math(self._x(r)), predicate=predicate,
                          value=self.math(f"{form} = {self._tex(value)[0]}"))
 
     def _no_crossing(self, r) -> str:
         """The side that never reaches the other: its sup (inf), where, and what a crossing needs."""
         n, x = r.no_crossing, self._x(r)
-        where = n.where.replace("→", r"\to").replace("∞", r"\infty")
+        where = f"{x} {_TO if n.approached else '='} {self._tex(n.at)[0]}"
         general = "" if n.general is None or n.general == n.value else \
             f"; \\; = {self._tex(_lifted(n.general))[0]}"
         op = r"\le" if n.extremum == "sup" else r"\ge"
@@ -228,7 +231,7 @@ class SolveDerivation:
                          op=self.math(op), other=self.code(n.other),
                          other_value=self.math(self._is(n.other_value, r.side_unit)))
         if len(r.regimes) == 1:
-            text += " " + self._say("so_every", x=self.math(x), words=self._regime_words(r.regimes[0].words))
+            text += " " + self._say("so_every", x=self.math(x), words=self._regime_words(r, r.regimes[0].side))
         needs = [self._say("crossing_needs", root=self.math(f"{self._star(r, 0)} = {self._tex(_lifted(root))[0]}"),
                            condition=self.math(self._tex(_lifted(cond))[0])) for root, cond in n.conditions]
         return "\n\n".join([self.paragraph(text)] + ([self.items(needs)] if needs else []))

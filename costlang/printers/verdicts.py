@@ -20,7 +20,8 @@ from typing import Callable, Optional
 
 import sympy
 
-from ..analysis.verdict import Bound, Condition, Regime, Verdict
+from ..analysis.verdict import Bound, Condition, Interval, Regime, Verdict
+from .korean import fill as korean_fill
 from .phrases import phrase
 from .numbers import expr_text
 
@@ -146,7 +147,7 @@ PLAIN = Style()
 
 def verdict_words(v: Verdict, lang: str = "en", style: Style = PLAIN) -> str:
     """The verdict as a phrase in `lang`, its conditions written in `style`."""
-    fill = style.fill or (lambda template, **f: template.format(**{k: str(x) for k, x in f.items()}))
+    fill = style.fill or (lambda template, **f: korean_fill(template, **{k: str(x) for k, x in f.items()}))
     words = lambda b: bound_words(b, lang, v.level)  # noqa: E731
     if v.regimes:
         parts = _regime_parts(v, lang, style, words, fill)
@@ -160,19 +161,58 @@ def verdict_words(v: Verdict, lang: str = "en", style: Style = PLAIN) -> str:
 
 def _regime_parts(v: Verdict, lang, style, words, fill) -> list[str]:
     whole = bool(v.symbol.is_integer)
-    shown = [(r, _interval(r, whole)) for r in v.regimes]
-    shown = [(r, c) for r, c in shown if c is not None]
+    shown = [(r, _interval(r, whole), notes) for r, notes in _folded(v.regimes)]
+    shown = [(r, c, notes) for r, c, notes in shown if c is not None]
     parts, exact = [], True
-    for i, (r, (kind, lo, hi, ok)) in enumerate(shown):
+    for i, (r, (kind, lo, hi, ok), notes) in enumerate(shown):
         last = i == len(shown) - 1
+        aside = _aside(notes, v.symbol, whole, lang, style, words, fill)
         if last and exact and ok and len(shown) > 1 and kind != "point":
-            parts.append(fill(phrase(lang, "else"), bound=_bound(words, r.bound, lang)))
+            parts.append(fill(phrase(lang, "else"), bound=_bound(words, r.bound, lang)) + aside)
             continue
         exact = exact and ok
         cond = style.wrap(_condition_text(kind, lo, hi, style.symbol(v.symbol), style.op))
         key = "at" if kind == "point" else "when"
-        parts.append(fill(phrase(lang, key), bound=_bound(words, r.bound, lang), condition=cond))
+        parts.append(fill(phrase(lang, key), bound=_bound(words, r.bound, lang), condition=cond) + aside)
     return parts
+
+
+def _folded(regimes) -> list[tuple[Regime, list[Regime]]]:
+    """Regimes with each touching root folded in: a point between two intervals of one bound (a
+    balanced point where the bound does not change) joins them into one interval that notes the
+    point; after such a fold, the point that ends the interval is noted there too (memory-bound
+    when n < 400 (balanced at n = 100 and n = 400), else compute-bound)."""
+    out: list[tuple[Regime, list[Regime]]] = []
+    for r in regimes:
+        if not r.interval.is_point and len(out) >= 2 and out[-1][0].interval.is_point \
+                and not out[-2][0].interval.is_point and out[-2][0].bound == r.bound:
+            point, _ = out.pop()
+            first, notes = out.pop()
+            merged = Interval(first.interval.lower, r.interval.upper, first.interval.lower_closed,
+                              r.interval.upper_closed)
+            out.append((Regime(merged, r.bound), [*notes, point]))
+        else:
+            out.append((r, []))
+    for i in range(len(out) - 1, 0, -1):   # the point that ends a folded interval is noted there
+        if out[i][0].interval.is_point and out[i - 1][1]:
+            out[i - 1][1].append(out.pop(i)[0])
+    return out
+
+
+def _aside(notes, symbol, whole: bool, lang, style, words, fill) -> str:
+    """The points noted beside an interval, by bound: ' (balanced at n = 100 and n = 400)'."""
+    if not notes:
+        return ""
+    groups: dict = {}
+    for r in notes:
+        shown = _interval(r, whole)
+        if shown is not None:
+            kind, lo, _, _ = shown
+            groups.setdefault(r.bound, []).append(style.wrap(_condition_text(kind, lo, None, style.symbol(symbol),
+                                                                             style.op)))
+    said = [fill(phrase(lang, "at"), bound=_bound(words, b, lang), condition=phrase(lang, "and").join(conds))
+            for b, conds in groups.items()]
+    return fill(phrase(lang, "aside"), notes=phrase(lang, "regime_join").join(said)) if said else ""
 
 
 def _bound(words, bound: Bound, lang: str) -> str:

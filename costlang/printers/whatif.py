@@ -21,10 +21,11 @@ from .verdicts import threshold
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from .phrases import phrase
 from .safe import spreadsheet_safe
+from .solve_words import case_words, side_predicate, side_words
 from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
-           "sweep_table", "sweep_csv", "sweep_dict"]
+           "sweep_table", "sweep_csv", "sweep_dict", "settings_words", "mark_text", "crossing_text"]
 
 _SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
 
@@ -121,7 +122,8 @@ def _root_lines(r: SolveResult) -> list[str]:
     for i, root in enumerate(r.roots):
         value = r.values[i] if i < len(r.values) else None
         shown = value is not None and value != root
-        notes = "; ".join(filter(None, [given if shown else "", r.cases[i] if i < len(r.cases) else ""]))
+        case = case_words(r.cases[i], expr=_expr) if i < len(r.cases) else ""
+        notes = "; ".join(filter(None, [given if shown else "", case]))
         out.append(f"    {r.symbol}* = {_expr(root)}" + (f" = {_v(value, r.unit)}" if shown else "")
                    + (f"   ({notes})" if notes else ""))
         general = r.general[i] if i < len(r.general) else None
@@ -142,7 +144,7 @@ def _condition_texts(r: SolveResult) -> list[str]:
     """When a symbolic root is positive, and which regime holds for every X when it is not."""
     otherwise = ""
     if len(r.roots) == 1 and len(r.regimes) == 2:
-        otherwise = f"; otherwise {r.regimes[0].words} for every {r.symbol}"
+        otherwise = f"; otherwise {_side(r, r.regimes[0].side)} for every {r.symbol}"
     return [f"{_expr(root)} is positive only when {_expr(cond)}{otherwise}" for root, cond in r.conditions]
 
 
@@ -150,8 +152,8 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
     n = r.no_crossing
     general = f"; = {_expr(n.general)}" if n.general is not None and n.general != n.value else ""
     cmp = "≤" if n.extremum == "sup" else "≥"
-    words = r.regimes[0].words if len(r.regimes) == 1 else None
-    where = f"as {n.where}" if "→" in n.where else f"at {n.where}"
+    words = _side(r, r.regimes[0].side) if len(r.regimes) == 1 else None
+    where = f"as {r.symbol} → {_expr(n.at)}" if n.approached else f"at {r.symbol} = {_expr(n.at)}"
     out = [f"    no crossing: {n.extremum} over {r.symbol} of {n.side} = {_v(n.value, r.side_unit)} "
            f"({where}{general}) {cmp} {n.other} = {_v(n.other_value, r.side_unit)}"]
     if words:
@@ -164,7 +166,7 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
 def whole_words(r, w) -> str:
     """'largest whole B that is memory-bound', 'smallest whole B that does not fit in memory';
     with several crossings, which one ('(below n* = 400)')."""
-    side = w.side if w.side.split()[0] in ("fits", "does") else f"is {w.side}"
+    side = side_predicate(w.side, r.lhs_text, r.rhs_text)
     text = f"{'largest' if w.largest else 'smallest'} whole {r.symbol} that {side}"
     if len({v for v in r.values if v is not None}) > 1:
         text += f" ({'below' if w.largest else 'above'} {r.symbol}* = {_v(w.crossing)})"
@@ -191,8 +193,12 @@ def _regime_text(r: SolveResult) -> str:
     for g in r.regimes:
         lo = _cut_text(r, g.lower) if g.lower is not None else ""
         hi = _cut_text(r, g.upper) if g.upper is not None else ""
-        parts.append(f"{g.words} for {_range(r.symbol, lo, '<', hi, '<')}")
+        parts.append(f"{_side(r, g.side)} for {_range(r.symbol, lo, '<', hi, '<')}")
     return ", ".join(parts)
+
+
+def _side(r: SolveResult, side) -> str:
+    return side_words(side, r.lhs_text, r.rhs_text)
 
 
 def _cut_text(r: SolveResult, cut) -> str:
@@ -260,6 +266,13 @@ def _cell(value, ratio, unit) -> str:
     return text
 
 
+def settings_words(s) -> str:
+    """A scenario's settings (analysis.whatif `Settings`): 'W=int4', 'as written, with B=1'."""
+    if s.as_written:
+        return "as written" + (f", with {'; '.join(s.applied)}" if s.applied else "")
+    return "; ".join(s.applied) or "as written"
+
+
 LEGEND_WIDTH = 40   # a comparison cell longer than this moves to a legend under the table
 
 
@@ -267,7 +280,7 @@ def comparison_lines(c) -> list[str]:
     """The scenarios side by side; a cell longer than `LEGEND_WIDTH` is named [1], [2], … in the
     table and written out in a legend below it (the same text keeps the same name)."""
     header = ["", *c.scenarios]
-    rows = [["settings", *c.settings], ["hardware", *c.hardware]]
+    rows = [["settings", *map(settings_words, c.settings)], ["hardware", *c.hardware]]
     rows += [[row.label, *[_cell(v, q, row.unit) for v, q in zip(row.values, row.ratios)]] for row in c.rows]
     rows.append([f"speed-up vs {c.scenarios[0]}", *[_v(s) if s is not None else "?" for s in c.speedups]])
     rows, legend = _legend(rows)
@@ -311,26 +324,37 @@ def solve_dict(r) -> dict:
         "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
         "general_forms": [None if g is None else str(g) for g in r.general],
         "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
-        "values": [_num(v) for v in r.values], "cases": list(r.cases),
+        "values": [_num(v) for v in r.values], "cases": [_case_dict(c) for c in r.cases],
         "exact_values": [None if v is None else str(v) for v in r.values],
-        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "words": g.words} for g in r.regimes],
-        "whole": [{"largest": w.largest, "side": w.side, "crossing": _num(w.crossing), "rounding": w.rounding,
+        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "side": g.side.value} for g in r.regimes],
+        "whole": [{"largest": w.largest, "side": w.side.value, "crossing": _num(w.crossing), "rounding": w.rounding,
                    "value": int(w.value)} for w in r.whole],
         "no_crossing": None if r.no_crossing is None else {
             "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
-            "where": r.no_crossing.where, "other": r.no_crossing.other,
+            "at": _num(r.no_crossing.at), "approached": r.no_crossing.approached, "other": r.no_crossing.other,
             "other_value": _num(r.no_crossing.other_value)},
         "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
         "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
                             "error": _num(ap.error)} for ap in r.approximations],
-        "steps": [{"text": st.text, "expr": str(st.expr)} for st in r.steps],
-        "undecided": list(r.undecided),
+        "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
+        "undecided": [u.value for u in r.undecided],
         "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
     }
 
 
+def _case_dict(case):
+    """A root's max()/min() branch: each argument it takes (a kernel's bound, or a term)."""
+    if case is None:
+        return None
+    return {"certain": case.certain, "taken": [
+        {"kernel": t.kernel, "bound": t.bound.value} if t.kernel else
+        {"term": str(t.term), "larger": t.larger} for t in case.taken]}
+
+
 def comparison_dict(c) -> dict:
-    return {"scenarios": list(c.scenarios), "settings": list(c.settings), "hardware": list(c.hardware),
+    return {"scenarios": list(c.scenarios), "settings": list(map(settings_words, c.settings)),
+            "applied": [{"settings": list(s.applied), "as_written": s.as_written} for s in c.settings],
+            "hardware": list(c.hardware),
             "rows": [{"label": row.label, "unit": None if row.unit is None else str(row.unit),
                       "values": [_num(v) for v in row.values], "ratios": [_num(q) for q in row.ratios]}
                      for row in c.rows],
@@ -362,14 +386,23 @@ def _sweep_cell(x: float, unit) -> str:
 
 def crossing_text(c) -> str:
     """A sweep's `Crossing` (analysis.sweep) in words."""
-    return f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)}"
+    bound = phrase("en", "verdict_words")
+    return (f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)} "
+            f"({bound[c.below.value]} below, {bound['balanced']} there, {bound[c.above.value]} above)")
+
+
+def mark_text(marks) -> str:
+    """A sweep row's marks (analysis.sweep `Mark`s) in words: '← k compute-bound from here'."""
+    bound = phrase("en", "verdict_words")
+    return "; ".join(f"← {m.kernel} {bound[m.bound.value]}" + (" here" if m.bound.value == "balanced" else
+                                                                " from here") for m in marks)
 
 
 def sweep_table(sw) -> str:
     header = [*sw.symbols, *sw.labels]
     units = sw.units or (None,) * len(sw.columns)
     rows = [[*[_float_text(v) for v in point], *[_sweep_cell(col[i], u) for col, u in zip(sw.columns, units)]]
-            + ([mark] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
+            + ([mark_text(mark)] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
     widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
@@ -384,7 +417,7 @@ def sweep_csv(sw) -> str:
     import numpy as np  # only sweeps need numpy: `costlang run` never imports it
     # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
     cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
-    w.writerows(zip(*cells, sw.marks))
+    w.writerows(zip(*cells, map(mark_text, sw.marks)))
     return buf.getvalue()
 
 
@@ -392,4 +425,6 @@ def sweep_dict(sw) -> dict:
     return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
             "points": [[float(v) for v in p] for p in sw.points],
             "columns": [[float(v) for v in col] for col in sw.columns],
-            "marks": list(sw.marks), "crossings": [crossing_text(c) for c in sw.crossings]}
+            "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
+            "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
+                           "above": c.above.value} for c in sw.crossings]}
