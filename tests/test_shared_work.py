@@ -45,3 +45,27 @@ def test_a_scenario_that_changes_a_dtype_does_not_reuse_the_costs():
     scenario = scenario_analysis(base, parse_settings("weights = fp8"))
     assert scenario.kernels[0].cost is not base.kernels[0].cost
     assert scenario.value(scenario.totals.bytes) == 9437184
+
+
+def test_max_min_without_comparisons_are_the_objects_sympy_builds():
+    # memo builds a Max/Min unevaluated when two points of the domain order its arguments both
+    # ways (sympy can then drop none): each such result must equal sympy's own, argument order
+    # included; the transformer layer, sizes bound and free, gives 36 distinct Max/Min
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.transformer import transformer
+    memo.clear(), shared.clear()
+    for free in (False, True):
+        load_string(transformer(1, free)).analyze()
+    fast = [(kind, args, result) for kind, table in memo._TABLES.items() for args, result in table.items()
+            if memo._incomparable(memo._undominated(args, kind is sympy.Max))]
+    assert len(fast) >= 10
+    for kind, args, result in fast:
+        expected = kind(*args)
+        assert type(result) is type(expected) and result.args == expected.args, (kind, args)
+    # and one that is ordered both ways only at points where the sizes differ: D² against Dh·H
+    B, D, Dh, H = sympy.symbols("B D Dh H", positive=True, integer=True)
+    args = (B * D ** 2, B * D + B * Dh * H * 500)
+    assert memo._incomparable(args) and memo.smax(*args).args == sympy.Max(*args).args
+    assert not memo._incomparable((D, 2 * D)) and memo.smax(D, 2 * D) == 2 * D

@@ -70,6 +70,8 @@ def binding_level(levels: tuple[LevelTime, ...], main: str, bindings) -> LevelTi
     """The level with the largest T_memory at the bound values (the farther one on a tie); when
     free symbols leave the order open, the main level (HBM). A difference that is evidently
     negative (`memo.dominates`) needs no `simplify`."""
+    if len(levels) == 1:
+        return levels[0]
     best = next(lt for lt in levels if lt.level == main)
     for lt in levels:
         diff = (lt.t_memory - best.t_memory).xreplace(bindings)

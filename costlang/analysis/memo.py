@@ -27,8 +27,58 @@ def _memo(kind, args):
     if result is None:
         if len(table) >= _LIMIT:
             table.clear()
-        result = table[args] = kind(*_undominated(args, kind is sympy.Max))
+        kept = _undominated(args, kind is sympy.Max)
+        # sympy would keep every argument: build the same object without its (slow) comparisons
+        result = table[args] = kind(*kept, evaluate=False) if _incomparable(kept) else kind(*kept)
     return result
+
+
+#: points of the domain, as a power of two per symbol (in name order): positive whole numbers
+#: satisfy the assumptions of costlang's dims (positive integers) and params (positive reals).
+#: First all alike (1, 2^20, 2^40), then the corners (each symbol 1 or 2^40), where one size's
+#: growth against another's shows (D² against Dh·H); corners only up to 6 symbols (64 points)
+_ALIKE = (0, 20, 40)
+_CORNERS_UP_TO = 6
+_PLAIN = (sympy.Symbol("n", positive=True).assumptions0, sympy.Symbol("n", positive=True, integer=True).assumptions0)
+
+
+def _points(n: int):
+    for k in _ALIKE:
+        yield (k,) * n
+    if n <= _CORNERS_UP_TO:
+        for bits in range(1, 2 ** n - 1):
+            yield tuple(40 * (bits >> i & 1) for i in range(n))
+
+
+def _incomparable(args: tuple) -> bool:
+    """Whether every two arguments evidently have no fixed order: at one point of the domain the
+    first is larger, at another the second. sympy's Max and Min drop an argument only when they
+    prove it ≤ (≥) another everywhere, and they rewrite nested Max/Min only, so with such arguments
+    (none a Max or Min, all distinct) `Max(*args)` is `Max(*args, evaluate=False)`: the same
+    arguments, in the same canonical order.
+
+    >>> B = sympy.Symbol("B", positive=True, integer=True)
+    >>> _incomparable((B, 64 - B)), _incomparable((B, 2 * B)), sympy.Max(B, 64 - B) == sympy.Max(B, 64 - B, evaluate=False)
+    (True, False, True)
+    """
+    if len(args) < 2 or len(set(args)) != len(args) or \
+            any(not isinstance(a, sympy.Expr) or isinstance(a, (sympy.Max, sympy.Min)) for a in args):
+        return False
+    symbols = set().union(*(a.free_symbols for a in args))
+    if not symbols or any(s.assumptions0 not in _PLAIN for s in symbols):
+        return False
+    ordered = sorted(symbols, key=str)
+    pairs = {(i, j): set() for i in range(len(args)) for j in range(i + 1, len(args))}  # signs seen
+    for exponents in _points(len(ordered)):
+        at = {s: sympy.Integer(2) ** k for s, k in zip(ordered, exponents)}
+        row = [a.xreplace(at) for a in args]
+        if not all(v.is_Rational for v in row):
+            return False
+        for (i, j), seen in pairs.items():
+            seen.add(int(bool(row[i] > row[j])) - int(bool(row[i] < row[j])))
+        if all({1, -1} <= seen for seen in pairs.values()):
+            return True
+    return False
 
 
 def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:

@@ -71,17 +71,21 @@ def program_outputs(program: Program, read: Optional[dict] = None) -> set[str]:
     return outs
 
 
-def ordered_topological_sort(G: nx.DiGraph, key) -> list:
-    """`nx.lexicographical_topological_sort(G, key)` as a list. When the key already increases
-    along every edge (a program's ops in definition order, almost always), that order is the nodes
-    sorted by key (ties in G's order, as networkx breaks them), which costs far less than its heap.
+def ordered_topological_sort(nodes, edges, key) -> list:
+    """`nx.lexicographical_topological_sort` of the graph (nodes, edges) by `key`, as a list.
+    When the key already increases along every edge (a program's ops in definition order, almost
+    always), that order is the nodes sorted by key (ties in the nodes' order, as networkx breaks
+    them), which costs far less than building a graph and running its heap.
 
-    >>> G = nx.DiGraph([("b", "a"), ("c", "a")])
-    >>> ordered_topological_sort(G, key={"b": 0, "c": 1, "a": 2}.__getitem__)
+    >>> ordered_topological_sort("bca", [("b", "a"), ("c", "a")], key={"b": 0, "c": 1, "a": 2}.__getitem__)
     ['b', 'c', 'a']
-    >>> ordered_topological_sort(G, key={"a": 0, "b": 1, "c": 2}.__getitem__)
+    >>> ordered_topological_sort("abc", [("b", "a"), ("c", "a")], key={"a": 0, "b": 1, "c": 2}.__getitem__)
     ['b', 'c', 'a']
     """
-    if all(key(u) < key(v) for u, v in G.edges):
-        return sorted(G.nodes, key=key)
+    nodes, edges = list(nodes), list(edges)
+    if all(key(u) < key(v) for u, v in edges):
+        return sorted(nodes, key=key)
+    G = nx.DiGraph()
+    G.add_nodes_from(nodes)
+    G.add_edges_from(edges)
     return list(nx.lexicographical_topological_sort(G, key=key))

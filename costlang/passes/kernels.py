@@ -29,7 +29,7 @@ def one_kernel_per_op(G: nx.DiGraph) -> tuple[Kernel, ...]:
     >>> [k.name for k in one_kernel_per_op(G)]
     ['z']
     """
-    return tuple(Kernel(n, (n,)) for n in ordered_topological_sort(G, key=_order(G))
+    return tuple(Kernel(n, (n,)) for n in ordered_topological_sort(G.nodes, G.edges, key=_order(G))
                  if G.nodes[n]["op"].kind != "view")
 
 
@@ -65,7 +65,8 @@ def in_execution_order(G: nx.DiGraph, kernels) -> tuple[Kernel, ...]:
     index = {n: i for i, n in enumerate(G.nodes)}
     by_name = {k.name: k for k in kernels}
     first = {k.name: min(index[op] for op in k.ops) for k in kernels}
-    order = ordered_topological_sort(kernel_graph(G, kernels), key=first.__getitem__)
+    Q = kernel_graph(G, kernels)
+    order = ordered_topological_sort(Q.nodes, Q.edges, key=first.__getitem__)
     return tuple(by_name[name] for name in order)
 
 

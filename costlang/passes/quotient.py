@@ -37,12 +37,10 @@ class KernelDag:
                 if a != b:
                     self.succ[a].add(b)
                     self.pred[b].add(a)
-        Q = nx.DiGraph()
-        Q.add_nodes_from(self.ops)
-        Q.add_edges_from((a, b) for a, bs in self.succ.items() for b in bs)
         first = {k: min(index[op] for op in g) for k, g in self.ops.items()}
+        edges = ((a, b) for a, bs in self.succ.items() for b in bs)
         self.pos: dict[int, int] = {k: i for i, k in enumerate(
-            ordered_topological_sort(Q, key=first.__getitem__))}
+            ordered_topological_sort(self.ops, edges, key=first.__getitem__))}
 
     def _upstream(self, G, n, seen=None) -> set[int]:
         """The kernels that produce what n reads (views are followed to the ops behind them)."""
