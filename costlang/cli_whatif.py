@@ -63,9 +63,9 @@ def _analysis(args):
 
 def _compare(args) -> str:
     """The `--scenario`s beside the baseline; without any, the file's own `compare` statements (or,
-    when it has none, the baseline beside every `scenario` of the file)."""
+    when it has none, the baseline beside every `scenario` of the file, or the baseline alone)."""
     base = _analysis(args)
-    found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base, args.file)
+    found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base)
     if args.json:
         from .printers.whatif import comparison_dict
         from .printers.json import dumps
@@ -78,12 +78,14 @@ def _compare(args) -> str:
     return "\n".join("\n".join(comparison_lines(c)) + "\n" for c in found)
 
 
-def _cli_comparison(base, texts):
+def _cli_comparison(base, texts: list):
     from .analysis.whatif import Settings, compare_analyses, parse_scenario, scenario_analysis
     from .budget import time_budget
     from .errors import Source, Span
     from .analysis.whatif import baseline_settings
     named = [("baseline", baseline_settings(base), base)]
+    if not texts:
+        return compare_analyses(named)
     with time_budget(None, f"comparing {len(texts)} scenario{'s' * (len(texts) != 1)}",  # one budget for all
                      Span(Source("--scenario", texts[0]), 1, 1, 1, len(texts[0]) + 1)):
         for text in texts:
@@ -92,17 +94,12 @@ def _cli_comparison(base, texts):
     return compare_analyses(named)
 
 
-def _file_comparisons(base, path) -> tuple:
+def _file_comparisons(base) -> tuple:
     from .analysis.whatif import file_scenarios
-    from .errors import SemanticError, Source, Span
     if base.comparisons:
         return tuple(base.comparisons)
     scenarios = file_scenarios(base)
-    if scenarios is None:
-        raise SemanticError(f"{path} has no scenario or compare statement, so there is nothing to compare",
-                            None, 'give scenarios on the command line: --scenario "int4: W=int4", or write '
-                            "`scenario NAME { ... }` and `compare baseline, NAME` in the file")
-    return (scenarios,)
+    return (scenarios if scenarios is not None else _cli_comparison(base, []),)
 
 
 def _sweep(args) -> str:

@@ -39,6 +39,31 @@ def test_no_fraction_is_negated_top_and_bottom():
     assert expr_text(-d / (-B - 1)) == "d/(B + 1)"
 
 
+def test_no_fraction_is_negated_in_text_or_latex():
+    # The lecture MLP's B* as d → ∞ (issue 9, item 11's joint approximation): sympy holds
+    # −b·f·I*/(b·I* − 2f); moving the sign into the sum gives b·f·I*/(2f − b·I*), the same value
+    # (−x/(y − z) = x/(z − y)), and the sum starts with its positive term.
+    from costlang.printers.mathtex import CostLatexPrinter
+    b, f, istar = sympy.symbols("b f Istar", positive=True)
+    e = -b * f * istar / (b * istar - 2 * f)
+    assert expr_text(e) == "Istar·b·f/(2·f - Istar·b)"
+    assert CostLatexPrinter().doprint(e) == r"\frac{Istar \cdot b \cdot f}{2 \cdot f - Istar \cdot b}"
+    # (2 − d)/(3 − d): both parts negated read (d − 2)/(d − 3); the structure is otherwise kept
+    assert CostLatexPrinter().doprint((2 - d) / (3 - d)) == r"\frac{d - 2}{d - 3}"
+    assert CostLatexPrinter().doprint(-1 / (d - 2)) == r"\frac{1}{2 - d}"
+
+
+def test_no_golden_derivation_holds_a_negated_fraction():
+    from pathlib import Path
+    import re
+    root = Path(__file__).resolve().parents[1] / "examples"
+    negated = re.compile(r"- \\frac\{[^{}]*\}\{- ")   # −a/(−b + c) in LaTeX
+    found = [p.name for p in root.rglob("*.md") if negated.search(p.read_text(encoding="utf-8"))]
+    assert found == []
+    lecture = (root / "lecture" / "mlp_decode.en.md").read_text(encoding="utf-8")
+    assert r"\frac{b \cdot f \cdot I^{*}}{2 \cdot f - b \cdot I^{*}}" in lecture
+
+
 def test_a_quotient_with_a_symbolic_power_is_not_rewritten():
     # cancelling would turn (3/4)^B into 3^B/4^B: left as written
     text = expr_text(B / (1 - Rational(3, 4) ** B))

@@ -15,6 +15,7 @@ import sympy
 from sympy.printing.latex import LatexPrinter
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from .numbers import PositiveFirst, signs
 from .safe import latex_text
 
 __all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex", "group_digits", "number_part",
@@ -168,8 +169,10 @@ def _decimal_exponent(n: int):
     return n, k
 
 
-class CostLatexPrinter(LatexPrinter):
-    """sympy's LaTeX printer with the recipe's names (I^*, T_{compute}) and short exact numbers.
+class CostLatexPrinter(PositiveFirst, LatexPrinter):
+    """sympy's LaTeX printer with the recipe's names (I^*, T_{compute}) and short exact numbers;
+    a quotient's sign where it reads best (`numbers.signs`: never negated top and bottom), a sum with
+    a positive term first; the expression's structure is kept (a derivation's substituted rows).
 
     `exact_digits`: integers up to this many digits print whole; longer ones are rounded (and
     `rounded` is set, so the caller writes ≈).
@@ -181,6 +184,9 @@ class CostLatexPrinter(LatexPrinter):
     def __init__(self, settings=None):
         super().__init__(settings)
         self.rounded = False
+
+    def doprint(self, expr) -> str:
+        return super().doprint(signs(expr))
 
     def _approx(self, value) -> str:
         self.rounded = True

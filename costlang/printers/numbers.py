@@ -36,7 +36,21 @@ _TIDY_OPS = 400
 _CLOSED_WIDTH = 30   # an irrational value's closed form is shown beside its decimal up to this length   # a quotient larger than this (in sympy operations) is printed as it stands
 
 
-class ReaderPrinter(StrPrinter):
+class PositiveFirst:
+    """A mixin for sympy printers: a sum that would start with a negative term starts with a
+    positive one (`2·f - Istar·b`, not `-Istar·b + 2·f`), so that, with `tidy`, no fraction reads
+    negated top and bottom."""
+
+    def _as_ordered_terms(self, expr, order=None):
+        terms = super()._as_ordered_terms(expr, order=order)
+        if terms and terms[0].could_extract_minus_sign():
+            plus = [t for t in terms if not t.could_extract_minus_sign()]
+            if plus:
+                return plus + [t for t in terms if t.could_extract_minus_sign()]
+        return terms
+
+
+class ReaderPrinter(PositiveFirst, StrPrinter):
     """sympy's `str` for a person: `max(a, b)`, `2·N`, `N^2`, `∞`, `B ≤ 4`, `B < 1 and B > 0`.
 
     >>> N, B = sympy.symbols("N B", positive=True)
@@ -134,6 +148,37 @@ def _lowest_terms(m):
     if top.could_extract_minus_sign() and (bottom.is_Add or bottom.could_extract_minus_sign()):
         top, bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
     return top / bottom
+
+
+def signs(e):
+    """Each quotient's sign where it reads best, its structure otherwise kept (no cancelling):
+    `-b·f·I/(b·I - 2·f)` → `b·f·I/(2·f - b·I)`, `(2 - D)/(3 - D)` → `(D - 2)/(D - 3)`.
+
+    >>> b, f, D = sympy.symbols("b f D", positive=True)
+    >>> signs(-b * f / (b - 2 * f)), signs((2 - D) / (3 - D))
+    (b*f/(-b + 2*f), (D - 2)/(D - 3))
+    """
+    if not isinstance(e, sympy.Basic) or not e.free_symbols:
+        return e
+    return e.replace(_symbolic_quotient, _signed)
+
+
+def _signed(m):
+    top, bottom = sympy.fraction(m, exact=True)
+    sums = [f for f in sympy.Mul.make_args(bottom) if f.is_Add]
+    if len(sums) != 1:   # the sign goes into the bottom's one sum: -D/(2·(3 - D)) → D/(2·(D - 3))
+        return m
+    (total,) = sums
+    negate = (top.could_extract_minus_sign() and any(t.could_extract_minus_sign() for t in total.args)) \
+        or (top.is_Add and top.could_extract_minus_sign() and total.could_extract_minus_sign())
+    if not negate:
+        return m
+    rest = [f for f in sympy.Mul.make_args(bottom) if f is not total]
+    return sympy.Mul(_negated(top), sympy.Pow(sympy.Mul(*rest, _negated(total)), -1))
+
+
+def _negated(e):
+    return sympy.Add(*[-t for t in e.args]) if e.is_Add else -e
 
 
 def _into_extrema(e):
