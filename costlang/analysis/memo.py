@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy
 
-__all__ = ["smax", "smin", "ssum", "grouped_sum", "bound_value", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "grouped_sum", "bound_value", "substitute", "dominates", "clear"]
 
 _LIMIT = 8192
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
@@ -172,8 +172,37 @@ def bound_value(expr: sympy.Basic, bindings: dict, key: tuple) -> sympy.Basic:
     if result is None:
         if len(_BOUND) >= 8192:
             _BOUND.clear()
-        result = _BOUND[k] = expr.xreplace(bindings)
+        result = _BOUND[k] = substitute(expr, bindings)
     return result
+
+
+def substitute(expr: sympy.Basic, bindings: dict) -> sympy.Basic:
+    """`expr.xreplace(bindings)`, with each Max and Min it rebuilds made through `smax`/`smin`
+    (remembered, and without sympy's comparisons where they can drop nothing).
+
+    >>> B, D = sympy.symbols("B D", positive=True, integer=True)
+    >>> e = 1 + sympy.Max(B * D, 4096 - B)
+    >>> substitute(e, {D: 2}) == e.xreplace({D: 2})
+    True
+    """
+    if not expr.has(sympy.Max, sympy.Min):
+        return expr.xreplace(bindings)
+    return _substituted(expr, bindings)[0]
+
+
+def _substituted(expr, bindings) -> tuple:
+    """(expr with bindings substituted, whether it changed): sympy's `_xreplace`, Max/Min memoised."""
+    if expr in bindings:
+        return bindings[expr], True
+    args, changed = [], False
+    for a in expr.args:
+        new, moved = _substituted(a, bindings) if isinstance(a, sympy.Basic) else (a, False)
+        args.append(new)
+        changed |= moved
+    if not changed:
+        return expr, False
+    kind = type(expr)
+    return (_memo(kind, tuple(args)) if kind in _TABLES else expr.func(*args)), True
 
 
 def clear() -> None:
