@@ -12,6 +12,8 @@ children; the rule's position is the one `propagate_positions` would give it (fr
 its last child, anonymous tokens included); `?rule`s with one child pass it on. The nesting of
 operators and calls is measured on the way (`syntax_errors.MAX_NESTING`), and an error a
 builder method raises waits until the parse is done, so syntax errors come first as before.
+The parse runs Lark 1.x's own LALR driver and contextual lexer (`_Parser`, the frontend's lexer
+thread) with these callbacks in place of its tree builder's.
 """
 from __future__ import annotations
 
