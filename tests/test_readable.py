@@ -97,6 +97,28 @@ def test_an_irrational_value_shows_its_closed_form_beside_the_decimal():
     assert exact_or_approx(sympy.sqrt(2)) == "sqrt(2) ≈ 1.414"
 
 
+def test_an_irrational_value_with_a_unit_keeps_its_closed_form():
+    # log2(3) = ln 3/ln 2 = 1.0986/0.69315 ≈ 1.58496: sympy holds it as log(3)/log(2), printed as the
+    # language's log2; with a unit the exact form stands beside the SI-prefixed decimal
+    from costlang.printers.mathtex import CostLatexPrinter
+    from costlang.units import FLOP_PER_S
+    log2_3 = sympy.log(3) / sympy.log(2)
+    assert human(log2_3, SECOND) == "log2(3) s ≈ 1.585 s"
+    assert human(log2_3 / 1000, SECOND) == "log2(3)/1000 s ≈ 1.585 ms"
+    # √2·10^12 FLOP/s ≈ 1.41421e12 = 1.414 TFLOP/s
+    assert human(sympy.sqrt(2) * 10 ** 12, FLOP_PER_S) == "1000000000000·sqrt(2) FLOP/s ≈ 1.414 TFLOP/s"
+    assert exact_or_approx(log2_3) == "log2(3) ≈ 1.585"
+    assert CostLatexPrinter().doprint(log2_3) == r"\log_{2}\left(3\right)"
+    # a rational value with a unit is only rounded (its exact form is for --exact): 3/2500 s = 1.2 ms
+    assert human(Rational(3, 2500), SECOND) == "1.2 ms"
+
+
+def test_a_query_in_log2_seconds_prints_its_closed_form(tmp_path):
+    f = tmp_path / "log.cost"
+    f.write_text("use hardware note_virtual\nquery t = log2(3) * 1 s\n")
+    assert "t = log2(3) s ≈ 1.585 s" in _cli("run", str(f))
+
+
 def test_a_value_known_only_approximately_is_never_written_equals_approx():
     # 262144/1048577 ≈ 0.2499998 (its exact form is too long to show): `x ≈ 0.25`, not `x = ≈ 0.25`
     assert exact_or_approx(Rational(262144, 1048577)) == "≈ 0.25"

@@ -15,7 +15,7 @@ import sympy
 from sympy.printing.latex import LatexPrinter
 
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
-from .numbers import PositiveFirst, signs
+from .numbers import PositiveFirst, log2_form, signs
 from .safe import latex_text
 
 __all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex", "group_digits", "number_part",
@@ -45,6 +45,7 @@ TERM_TEX = {
 }
 # result functions of the language, as the recipe names them
 FUNCTION_TEX = {
+    "log2": r"\log_{2}",
     "flops": r"\mathrm{FLOP}", "bytes": r"\mathrm{byte}", "bytes_read": r"\mathrm{byte}_{\mathrm{read}}",
     "bytes_written": r"\mathrm{byte}_{\mathrm{written}}", "intensity": "I", "critical_intensity": "I^{*}",
     "t_compute": r"T_{\mathrm{compute}}", "t_memory": r"T_{\mathrm{memory}}", "t_kernel": r"T_{\mathrm{kernel}}",
@@ -186,7 +187,7 @@ class CostLatexPrinter(PositiveFirst, LatexPrinter):
         self.rounded = False
 
     def doprint(self, expr) -> str:
-        return super().doprint(signs(expr))
+        return super().doprint(log2_form(signs(expr)))
 
     def _approx(self, value) -> str:
         self.rounded = True

@@ -150,6 +150,33 @@ def _lowest_terms(m):
     return top / bottom
 
 
+#: log2 as the language writes it: sympy holds log2(x) as log(x)/log(2); printing only
+LOG2 = sympy.Function("log2")
+
+
+def log2_form(e):
+    """log(x)/log(2) as log2(x), the language's function (for printing: `log2(3)`, not `log(3)/log(2)`).
+
+    >>> log2_form(5 * sympy.log(3) / sympy.log(2))
+    5*log2(3)
+    """
+    if not isinstance(e, sympy.Basic) or not e.has(sympy.log):
+        return e
+    return e.replace(_over_log2, _as_log2)
+
+
+def _over_log2(x) -> bool:
+    return x.is_Mul and sympy.Pow(sympy.log(2), -1) in x.args and any(isinstance(f, sympy.log) for f in x.args)
+
+
+def _as_log2(m):
+    rest = list(m.args)
+    rest.remove(sympy.Pow(sympy.log(2), -1))
+    first = next(f for f in rest if isinstance(f, sympy.log))
+    rest.remove(first)
+    return sympy.Mul(*rest, LOG2(first.args[0]))
+
+
 def signs(e):
     """Each quotient's sign where it reads best, its structure otherwise kept (no cancelling):
     `-b·f·I/(b·I - 2·f)` → `b·f·I/(2·f - b·I)`, `(2 - D)/(3 - D)` → `(D - 2)/(D - 3)`.
@@ -192,7 +219,7 @@ def _into_extrema(e):
 def expr_text(e) -> str:
     """An expression as a person reads it (`ReaderPrinter`, after `tidy`)."""
     if isinstance(e, sympy.Basic):
-        return ReaderPrinter({"order": None}).doprint(tidy(e))
+        return ReaderPrinter({"order": None}).doprint(log2_form(tidy(e)))
     return str(e)
 
 
@@ -361,12 +388,24 @@ def human(e, unit: Unit) -> str:
         return _exact_with_unit(e, unit)
     x = _float(e)
     if style.binary and unit in (BYTE, BYTE_PER_S):
-        return _binary(x, _PREFIXED[unit])
+        return _irrational(e, unit, _binary(x, _PREFIXED[unit]))
     if unit in _PREFIXED:
-        return _prefixed(x, _SI, _PREFIXED[unit])
+        return _irrational(e, unit, _prefixed(x, _SI, _PREFIXED[unit]))
     if unit == SECOND:
-        return _prefixed(x, _TIME, "")
+        return _irrational(e, unit, _prefixed(x, _TIME, ""))
     return exact_or_approx(e) + ("" if unit == DIMENSIONLESS else f" {unit}")
+
+
+def _irrational(e, unit: Unit, rounded: str) -> str:
+    """An irrational value keeps its short closed form beside the rounded one, as plain numbers do:
+    `log2(3) s ≈ 1.585 s`; a rational or float value is the rounded one alone."""
+    if isinstance(e, (sympy.Rational, sympy.Float)) or not isinstance(e, sympy.Basic) or e.is_Float:
+        return rounded
+    closed = expr_text(e)
+    if len(closed) > _CLOSED_WIDTH or any(c.is_Float for c in sympy.preorder_traversal(e)):
+        return rounded
+    return f"({closed}) {_PREFIXED.get(unit, unit)} ≈ {rounded}" if isinstance(e, sympy.Add) else \
+        f"{closed} {_PREFIXED.get(unit, unit)} ≈ {rounded}"
 
 
 def _exact_with_unit(e, unit: Unit) -> str:
