@@ -244,7 +244,7 @@ def test_kernel_time_with_another_free_symbol_keeps_both_branches():
     assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
     from costlang.printers.whatif import solve_lines
     assert solve_lines(r)[1:3] == ["    B* = 500000000000/d^2   (if y is compute-bound there)",
-                                   "    B* = -d/2 + 500000000/d   (if y is memory-bound there)"]
+                                   "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
 
 
 FREE_D = GEMM.format(d="", bind="").replace("dim d = ", "dim d")

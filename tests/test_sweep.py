@@ -223,3 +223,13 @@ def test_the_balanced_row_shows_in_the_table_and_json(tmp_path, capsys):
     assert out["marks"] == [[], [{"kernel": "k", "bound": "balanced"}], [{"kernel": "k", "bound": "compute-bound"}]]
     assert out["crossings"] == [{"kernel": "k", "symbol": "n", "value": 400, "below": "memory-bound",
                                  "above": "compute-bound"}]
+
+
+def test_a_sweep_reports_no_crossing_at_a_size_the_shapes_forbid():
+    # I − I* = (N − 10)·(N − 500)/N² changes sign at 10 and 500, but fp16[N - 10] needs N ≥ 11:
+    # only the crossing at 500 is a change of bound a program can have
+    a = load_string("use hardware chapter_gpu\ndim N\ninput x: fp16[N - 10]\ny = custom(x) -> fp16[N - 10] "
+                    "{ flops = 501*N^2 - 510*N + 5000; reads = N^2; writes = 0; math = fp16 }\n").analyze()
+    sw = sweep(a, [parse_axis(a.program, "N=11,499,500,501")], ["intensity(y)"])
+    assert [(c.value, c.below, c.above) for c in sw.crossings] == [(500, MEMORY, COMPUTE)]
+    assert sw.marks == ((), (), (Mark("y", BALANCED),), (Mark("y", COMPUTE),))

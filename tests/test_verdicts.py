@@ -175,3 +175,28 @@ def test_a_launch_with_several_free_sizes_is_conditions_without_raw_sympy():
     assert totals == [Bound.LAUNCH, Bound.MEMORY, Bound.COMPUTE]
     relations = to_dict(a)["kernels"][0]["bound"]["conditions"][1]["relations"]
     assert relations == [{"lhs": "T", "op": "<", "rhs": "961/2"}]
+
+
+# Sizes the shapes allow: a free dim is a whole number ≥ 1, and fp16[N - 10] needs N − 10 ≥ 1, N ≥ 11.
+def test_a_verdict_speaks_only_of_sizes_the_shapes_allow():
+    # relu on fp16[N - 10], h100_sxm (no launch overhead): T_compute = (N − 10)/66.9e12,
+    # T_memory = 4·(N − 10)/3.35e12 > T_compute for every N > 10; below N = 10 both are negative
+    # (the sign flips: "compute-bound when N < 10"), a size no program can have
+    a = analyze("use hardware h100_sxm\ndim N\ninput x: fp16[N - 10]\ny = relu(x)\n")
+    for v in (a.kernels[0].bound, a.totals.bound):
+        assert v.bound == Bound.MEMORY and v.regimes == () and words(v) == "HBM-bound"
+
+
+def test_the_first_allowed_regime_starts_at_the_least_size():
+    # bytes = N², flops = 500·N² + (N − 10)·(N − 500): I − I* = (N − 10)·(N − 500)/N², compute-bound
+    # below 10, memory-bound between 10 and 500, compute-bound above; with fp16[N - 10] only N ≥ 11
+    body = ("use hardware chapter_gpu\ndim N\ninput x: fp16[{size}]\ny = custom(x) -> fp16[{size}] "
+            "{{ flops = 501*N^2 - 510*N + 5000; reads = N^2; writes = 0; math = fp16 }}\n")
+    v = analyze(body.format(size="N - 10")).kernels[0].bound
+    assert [(r.interval.lower, r.interval.lower_closed, r.interval.upper, r.bound) for r in v.regimes] == [
+        (11, True, 500, Bound.MEMORY), (500, True, 500, Bound.BALANCED), (500, False, sympy.oo, Bound.COMPUTE)]
+    assert words(v) == "memory-bound when 11 ≤ N < 500, balanced at N = 500, else compute-bound"
+    # the same kernel on fp16[N] keeps every regime of N ≥ 1
+    free = analyze(body.format(size="N")).kernels[0].bound
+    assert [r.bound for r in free.regimes][:3] == [Bound.COMPUTE, Bound.BALANCED, Bound.MEMORY]
+    assert free.at(5) == Bound.COMPUTE and v.at(5) is None   # N = 5 is no size of the first program

@@ -7,6 +7,7 @@ T_kernel = launch + max(T_compute, T_memory) is a lower bound on the measured ti
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -24,7 +25,7 @@ from .memo import bound_value, grouped_sum, smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
-from .verdict import Verdict, decide, decide_comms, with_level
+from .verdict import Verdict, decide, decide_comms, domain_floors, with_level, within
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
 
@@ -175,17 +176,17 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     outputs = program_outputs(program)
     bindings = program.bindings
     bkey = bindings_key(bindings)
-    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey) for k, cost in zip(kernels, costs))
-    analysis = Analysis(program, hw, mode, results,
-                        _totals(results, hw, bindings, program.main_span, pipeline_stretch(program),
-                                once_per_step(program)),
+    floors = domain_floors(program)   # verdicts speak only of sizes the shapes allow
+    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors) for k, cost in zip(kernels, costs))
+    totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program))
+    analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
     return analysis
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,
-                   bkey: tuple = ()) -> KernelResult:
+                   bkey: tuple = (), floors: Optional[dict] = None) -> KernelResult:
     peak, t_compute, ce, levels, main, bw, achieved_peak, intensity, attainable = \
         _kernel_figures(program, hw, k, cost)
     binding = binding_level(levels, main.level, bindings)
@@ -200,7 +201,7 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     else:
         bound = decide_bound(t_compute, t_memory, hw.launch, bindings, bkey, span)
     level = binding.level if len(levels) > 1 else None
-    bound = with_level(bound, level)
+    bound = with_level(within(bound, floors or {}), level)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
         intensity, achieved_peak / bw, t_compute, t_memory, hw.launch + smax(*times),

@@ -29,7 +29,7 @@ from ..ir.program import Value
 from ..units import Unit
 from .bounds import BALANCED, COMPUTE, MEMORY, Bound
 from .vectorised import SweepError, evaluator
-from .verdict import decide
+from .verdict import decide, domain_floors, within
 from .queries import analyze_with_queries, evaluate_in, stated_unit
 from ..frontend.edits import unbind
 from ..frontend.variants import evaluate_setting, for_analysis
@@ -274,9 +274,10 @@ _BOUNDS = {1.0: MEMORY, -1.0: COMPUTE, 0.0: BALANCED}
 
 def _verdicts(an, sym) -> dict:
     """Each kernel's roofline verdict over `sym`, where it is regimes of `sym` (exact)."""
-    out = {}
+    out, floors = {}, domain_floors(an.program)
     for k in an.kernels:
-        v = decide(*(e.xreplace(an.bindings) for e in (k.t_compute, k.t_memory)), sympy.Integer(0), None)
+        v = within(decide(*(e.xreplace(an.bindings) for e in (k.t_compute, k.t_memory)), sympy.Integer(0), None),
+                   floors)
         if v.symbol == sym and v.regimes and all(r.bound in _CODES for r in v.regimes):
             out[k.name] = v
     return out

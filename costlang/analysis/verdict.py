@@ -19,9 +19,14 @@ root of T_memory − T_compute) is a balanced point between two intervals of the
 a change of bound. With several free symbols the verdict is `conditions`: (bound, relations) in
 order, the first whose relations all hold applies. Whatever sympy cannot decide is
 `Bound.UNDECIDED`, with the comparisons it could not decide kept as relations.
+
+The regimes are found over x > 0 and then kept to the values the shapes allow (`within`): a free
+dim is a whole number ≥ 1, and a size linear in it must be ≥ 1 (`fp16[N - 10]` needs N ≥ 11), so no
+verdict speaks of sizes no program can have (`domain_floors`).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 import sympy
@@ -33,7 +38,7 @@ from .bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, Bound, C
 from .regimes import conditions, one_symbol, regimes
 
 __all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "decide", "decide_comms",
-           "with_level", "clear_caches", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]
+           "with_level", "clear_caches", "domain_floors", "within", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]
 
 
 # --- signs -------------------------------------------------------------------------------------
@@ -125,3 +130,60 @@ def _classify(t: Times, span) -> Verdict:
                 return Verdict(found[0].bound)
             return Verdict(DEPENDS, x, found)
     return conditions(t, signs)
+
+
+# --- the domain the shapes allow -------------------------------------------------------------------
+
+def domain_floors(program) -> dict:
+    """The least value each free symbol can take: 1 for a free dim, and for a size linear in one
+    symbol a·x + c (a > 0) that must be ≥ 1, x ≥ (1 − c)/a (rounded up for a dim).
+
+    >>> from costlang import load_string
+    >>> floors = domain_floors(load_string("dim N\\ninput x: fp16[N - 10]\\n").program)
+    >>> {str(s): v for s, v in floors.items()}
+    {'N': 11}
+    """
+    floors = {d.symbol: sympy.Integer(1) for d in program.symbols.values() if d.kind == "dim" and d.value is None}
+    for size, _ in program.sizes:
+        e = size.xreplace(program.bindings)
+        if len(e.free_symbols) != 1:
+            continue
+        (x,) = e.free_symbols
+        poly = sympy.Poly(e, x) if e.is_polynomial(x) else None
+        if poly is None or poly.degree() != 1 or not all(k.is_Rational for k in poly.all_coeffs()):
+            continue
+        a, c = poly.all_coeffs()
+        if a > 0:
+            least = (1 - c) / a
+            least = sympy.ceiling(least) if x.is_integer else least
+            floors[x] = max(floors.get(x, least), least)
+    return floors
+
+
+def within(v: Verdict, floors: dict) -> Verdict:
+    """The verdict kept to the symbol's allowed values (≥ its floor; whole numbers for a dim):
+    regimes holding none of them are dropped and the first kept one starts at the floor."""
+    least = floors.get(v.symbol) if v.regimes else None
+    if least is None:
+        return v
+    kept = [r for r in v.regimes if _holds_a_value(r.interval, least, bool(v.symbol.is_integer))]
+    if len(kept) == len(v.regimes) or not kept:
+        return v
+    first = kept[0].interval
+    if first.lower < least and not (least == 1 and v.symbol.is_integer):   # a dim's own floor goes unsaid
+        kept[0] = Regime(Interval(least, first.upper, True, first.upper_closed), kept[0].bound)
+    if len({r.bound for r in kept}) == 1:
+        return Verdict(kept[0].bound, level=v.level)
+    return dataclasses.replace(v, regimes=tuple(kept))
+
+
+def _holds_a_value(iv: Interval, least, whole: bool) -> bool:
+    """Whether the interval holds a value ≥ `least` (a whole one when `whole`)."""
+    if iv.upper == sympy.oo:
+        return True
+    top = iv.upper
+    if whole:
+        top = sympy.floor(top) if iv.upper_closed or not top.is_integer else top - 1
+        inside = top > iv.lower or (top == iv.lower and iv.lower_closed)
+        return bool(inside and top >= least)
+    return bool(top > least or (top == least and iv.upper_closed))
