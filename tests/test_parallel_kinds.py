@@ -145,8 +145,9 @@ def test_derivation_shows_the_alpha_beta_formula(analyze_example):
     assert t_comms.value == R(28672, 450 * 10 ** 9) + R(8, 10 ** 6)
     md = MarkdownPrinter(lang="en").doprint(a)
     assert "**Communication (α–β model)**" in md
-    assert r"\mathrm{sent} &= \frac{2 \cdot n \cdot \left(-1 + p\right)}{p}" in md
-    assert r"&= \frac{2 \cdot 16\,384 \cdot \left(-1 + 8\right)}{8}" in md
+    # the positive term first (issue 9: read p − 1, not −1 + p)
+    assert r"\mathrm{sent} &= \frac{2 \cdot n \cdot \left(p - 1\right)}{p}" in md
+    assert r"&= \frac{2 \cdot 16\,384 \cdot \left(8 - 1\right)}{8}" in md
     assert r"&= \frac{28\,672}{4.5 \times 10^{11}} + 1 \cdot 8 \times 10^{-6}" in md
     # the kernel's time is the largest of the three, in the formula's order
     assert r"\max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}, T_{\mathrm{comms}}\right)" in md

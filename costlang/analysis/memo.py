@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sympy
 
+from ..passes.costs import grouped_sum  # noqa: F401 - re-exported: analysis sums the same way
+
 __all__ = ["smax", "smin", "ssum", "grouped_sum", "bound_value", "substitute", "dominates", "clear"]
 
 _LIMIT = 8192
@@ -151,21 +153,6 @@ def ssum(terms) -> sympy.Expr:
             _SUMS.clear()
         result = _SUMS[key] = grouped_sum(c * e for c, e in key)
     return result
-
-
-def grouped_sum(terms) -> sympy.Expr:
-    """`sympy.Add(*terms)`, with equal terms counted first: a model's kernels repeat a few
-    expressions, so m copies of a term become the one term m·t before sympy collects the sum
-    (the same canonical sum, built from a few dozen terms instead of thousands).
-
-    >>> B = sympy.Symbol("B", positive=True)
-    >>> grouped_sum([2 * B, B + 1, 2 * B, B + 1]) == sympy.Add(2 * B, B + 1, 2 * B, B + 1)
-    True
-    """
-    counts: dict = {}
-    for t in terms:
-        counts[t] = counts.get(t, 0) + 1
-    return sympy.Add(*[t if m == 1 else m * t for t, m in counts.items()])
 
 
 _BOUND: dict = {}

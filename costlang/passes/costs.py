@@ -19,7 +19,7 @@ import sympy
 from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Program
 
-__all__ = ["Traffic", "KernelCost", "kernel_cost", "partition_costs", "role_of"]
+__all__ = ["Traffic", "KernelCost", "kernel_cost", "partition_costs", "role_of", "grouped_sum"]
 
 
 @dataclass(frozen=True)
@@ -147,3 +147,18 @@ def partition_costs(program: Program, kernels, outputs=None, consumers=None) -> 
     consumers = consumers_of_storage(program) if consumers is None else consumers
     outputs = program_outputs(program, consumers) if outputs is None else outputs
     return tuple(kernel_cost(program, k.ops, outputs, consumers) for k in kernels)
+
+
+def grouped_sum(terms) -> sympy.Expr:
+    """`sympy.Add(*terms)`, with equal terms counted first: a model's kernels repeat a few
+    expressions, so m copies of a term become the one term m·t before sympy collects the sum
+    (the same canonical sum, built from a few dozen terms instead of thousands).
+
+    >>> B = sympy.Symbol("B", positive=True)
+    >>> grouped_sum([2 * B, B + 1, 2 * B, B + 1]) == sympy.Add(2 * B, B + 1, 2 * B, B + 1)
+    True
+    """
+    counts: dict = {}
+    for t in terms:
+        counts[t] = counts.get(t, 0) + 1
+    return sympy.Add(*[t if m == 1 else m * t for t, m in counts.items()])

@@ -19,9 +19,8 @@ from collections import Counter
 import networkx as nx
 import sympy
 
-from ..analysis.memo import grouped_sum
 from ..ir.graph import consumers_of_storage, program_outputs
-from .costs import partition_costs
+from .costs import grouped_sum, partition_costs
 from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
 
