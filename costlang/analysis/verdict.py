@@ -161,12 +161,12 @@ def domain_floors(program) -> dict:
 
 
 def within(v: Verdict, floors: dict) -> Verdict:
-    """The verdict kept to the symbol's allowed values (≥ its floor; whole numbers for a dim):
-    regimes holding none of them are dropped and the first kept one starts at the floor."""
+    """The verdict kept to the symbol's allowed values (≥ its floor): regimes below the floor are
+    dropped and the first kept one starts at it."""
     least = floors.get(v.symbol) if v.regimes else None
     if least is None:
         return v
-    kept = [r for r in v.regimes if _holds_a_value(r.interval, least, bool(v.symbol.is_integer))]
+    kept = [r for r in v.regimes if _holds_a_value(r.interval, least)]
     if len(kept) == len(v.regimes) or not kept:
         return v
     first = kept[0].interval
@@ -177,13 +177,7 @@ def within(v: Verdict, floors: dict) -> Verdict:
     return dataclasses.replace(v, regimes=tuple(kept))
 
 
-def _holds_a_value(iv: Interval, least, whole: bool) -> bool:
-    """Whether the interval holds a value ≥ `least` (a whole one when `whole`)."""
-    if iv.upper == sympy.oo:
-        return True
-    top = iv.upper
-    if whole:
-        top = sympy.floor(top) if iv.upper_closed or not top.is_integer else top - 1
-        inside = top > iv.lower or (top == iv.lower and iv.lower_closed)
-        return bool(inside and top >= least)
-    return bool(top > least or (top == least and iv.upper_closed))
+def _holds_a_value(iv: Interval, least) -> bool:
+    """Whether the interval reaches the floor: its upper end is above it (or at it, closed). A
+    regime above the floor that holds no whole number stays (the printers leave it unsaid)."""
+    return bool(iv.upper == sympy.oo or iv.upper > least or (iv.upper == least and iv.upper_closed))

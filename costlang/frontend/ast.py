@@ -3,7 +3,9 @@
 Input: built by `frontend.parser` from the Lark tree. Output: read by `frontend.resolve`, which
 makes the IR from it (`ir.program`, `ir.statements`). Expressions are the IR's own nodes
 (`ir.expr`: `Num`, `Quantity`, `Name`, `Call`, `BinOp`, `Neg`, `Const`, and `Option` for
-`name = expr`), named here too; nothing here is ever evaluated as Python text.
+`name = expr`), named here too, and so are the statements a program answers over its analysis
+(`ir.statements`: `Let`, `Query`, `Solve`, `Scenario`, `Compare`, one record for both); nothing
+here is ever evaluated as Python text.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from typing import Optional, Union
 from ..errors import Span
 # expressions are IR nodes, shared with the IR (lets, queries, solves, scenario settings)
 from ..ir.expr import BinOp, Call, Const, Expr, Name, Neg, Num, Option, Quantity  # noqa: F401
+# the statements a program answers are IR records already (the AST's are the same): one copy
+from ..ir.statements import Compare, Let, Query, Scenario, Solve  # noqa: F401
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -223,23 +227,6 @@ class Parallel:
 
 
 @dataclass(frozen=True)
-class Let:
-    name: str
-    value: Expr
-    span: Span
-
-
-@dataclass(frozen=True)
-class Query:
-    name: str
-    value: Expr
-    span: Span
-    #: `in tokens/s`: the count word and the unit it is per (None when not stated), and their span
-    unit: Optional[tuple[str, Optional[str]]] = None
-    unit_span: Optional[Span] = None
-
-
-@dataclass(frozen=True)
 class Measure:
     target: Name
     options: tuple[Option, ...]
@@ -249,32 +236,6 @@ class Measure:
 @dataclass(frozen=True)
 class FusionMode:
     mode: Name
-    span: Span
-
-
-@dataclass(frozen=True)
-class Solve:
-    """`solve [label:] lhs REL rhs for X`, or `solve regimes for X` (lhs and rhs None)."""
-    name: str
-    lhs: Optional[Expr]
-    relation: str  # one of = < <= > >=, or "regimes"
-    rhs: Optional[Expr]
-    target: Name
-    span: Span
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """`scenario NAME { setting = value ... }`: the same program with substitutions."""
-    name: str
-    settings: tuple[Option, ...]
-    span: Span
-
-
-@dataclass(frozen=True)
-class Compare:
-    """`compare A, B, ...`: scenarios side by side (`baseline` is the file as written)."""
-    scenarios: tuple[Name, ...]
     span: Span
 
 

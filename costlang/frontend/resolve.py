@@ -20,7 +20,6 @@ from .. import _resources
 from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
 from .expr import MATH_FUNCTIONS, evaluate, unit_words
-from ..ir import statements
 from ..ir.kinds import KINDS, check_arity, recording_equalities
 from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Origin, Overrides, Program, SymbolDef,
                           Tensor, Value)
@@ -260,7 +259,7 @@ class _Resolver:
     def stmt_Let(self, s: ast.Let, path) -> None:
         self.define("value", s.name, s.span)
         check_expression(self, s.value)
-        self.program.lets[s.name] = statements.Let(s.name, s.value, s.span)
+        self.program.lets[s.name] = s   # the AST's record is the IR's (ir.statements)
         try:  # evaluate it now, so that a long chain of lets is never evaluated recursively
             self.static.name(ast.Name(s.name, s.span))
         except CostlangError:
@@ -270,7 +269,7 @@ class _Resolver:
         check_expression(self, s.value, whole_query=True)
         if any(q.name == s.name for q in self.program.queries):
             raise SemanticError(f"a query named {s.name!r} already exists", s.span)
-        self.program.queries.append(statements.Query(s.name, s.value, s.span, s.unit, s.unit_span))
+        self.program.queries.append(s)
 
     def stmt_Measure(self, s: ast.Measure, path) -> None:
         if s.target.id not in self.program.nodes:
@@ -296,19 +295,19 @@ class _Resolver:
     def stmt_Solve(self, s: ast.Solve, path) -> None:
         from .variants import check_solve
         check_solve(self, s)
-        self.program.solves.append(statements.Solve(s.name, s.lhs, s.relation, s.rhs, s.target, s.span))
+        self.program.solves.append(s)
 
     def stmt_Scenario(self, s: ast.Scenario, path) -> None:
         from .variants import check_scenario
         self.define("scenario", s.name, s.span)
         check_scenario(self, s)
-        self.program.scenarios[s.name] = statements.Scenario(s.name, s.settings, s.span)
+        self.program.scenarios[s.name] = s
 
     def stmt_Compare(self, s: ast.Compare, path) -> None:
         for n in s.scenarios:
             if n.id != "baseline" and n.id not in self.program.scenarios:
                 raise self.unknown(n, "scenario", ["baseline", *self.program.scenarios])
-        self.program.compares.append(statements.Compare(s.scenarios, s.span))
+        self.program.compares.append(s)
 
     # --- helpers used by the statement handlers and by calls/hardware ----------------------
     def expect(self, expr: ast.Expr, unit: Unit, what: str, plain_ok: bool = False) -> Value:

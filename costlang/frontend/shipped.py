@@ -39,7 +39,7 @@ _CLASSES = {cls.__name__: cls for cls in vars(ast).values()  # the AST's classes
             and cls.__module__ in (ast.__name__, expr.__name__)}
 _CLASSES["Unit"] = Unit
 #: the files whose text decides what an AST looks like (its expressions are `ir.expr`'s)
-_FRONTEND = ("ast.py", "parser.py", "reductions.py", "syntax_errors.py", "../ir/expr.py")
+_FRONTEND = ("ast.py", "parser.py", "reductions.py", "syntax_errors.py", "../ir/expr.py", "../ir/statements.py")
 
 
 def encode(value):
