@@ -19,9 +19,9 @@ from ..ir.program import Hardware, Program
 from ..passes.kernels import Kernel
 from ..ir.program import Efficiency
 from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
-from ..passes.costs import KernelCost
+from ..passes.costs import KernelCost, grouped_sum
 from .footprint import Footprint, footprint
-from .memo import bound_value, grouped_sum, smax, smin, ssum
+from .memo import bound_value, smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
