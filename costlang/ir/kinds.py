@@ -66,16 +66,24 @@ def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] 
         if va == vb and record is not None:  # a != b, so one is a symbol equal only by its value
             record.append((_basic(a), _basic(b), span))
         return va == vb
+    na, nb = _bound_number(a, va, bindings), _bound_number(b, vb, bindings)
+    if na is not None and nb is not None:  # all bound (B·S·D, B·H·S·Dh): two exact numbers
+        return _recorded(na == nb, a, b, span)
     with time_budget(None, lambda: f"comparing the dimensions {a} and {b}", span):
         diff = sympy.expand((a - b).xreplace(bindings))
         if diff.is_Number or diff.is_polynomial():
             equal = diff == 0  # expanded polynomials are canonical: simplify() cannot make them 0
         else:
             equal = sympy.simplify(diff) == 0
-        record = _EQUALITIES.get()
-        if equal and record is not None and (a - b).free_symbols and sympy.expand(a - b) != 0:
-            record.append((_basic(a), _basic(b), span))
-        return equal
+        return _recorded(equal, a, b, span)
+
+
+def _recorded(equal: bool, a, b, span) -> bool:
+    """`equal`, after noting a and b if they are equal only through the symbols' values."""
+    record = _EQUALITIES.get()
+    if equal and record is not None and (a - b).free_symbols and sympy.expand(a - b) != 0:
+        record.append((_basic(a), _basic(b), span))
+    return equal
 
 
 def _bound_atom(x, bindings: dict):
@@ -84,6 +92,13 @@ def _bound_atom(x, bindings: dict):
     if isinstance(x, sympy.Symbol):
         x = bindings.get(x, x)
     return x if isinstance(x, (sympy.Symbol, sympy.Rational)) else None
+
+
+def _bound_number(x, atom, bindings: dict):
+    """The exact number a size is once bound symbols take their values, or None."""
+    if atom is None and isinstance(x, sympy.Basic):
+        atom = x.xreplace(bindings)
+    return atom if isinstance(atom, sympy.Rational) else None
 
 
 def _basic(x) -> sympy.Expr:
