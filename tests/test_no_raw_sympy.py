@@ -80,9 +80,10 @@ def test_the_scan_finds_each_banned_spelling():
     assert raw_sympy("fooo, Maximum, 2^3 · max(a, b) ≈ 3", "") == []
 
 
-#: the model-scale examples (80-layer decodes, MoE, Megatron, a 3-scenario compare): seconds of
-#: analysis each, so they run with the slow tests (COSTLANG_SLOW=1, as .ci/run does) to keep the
-#: default suite near two minutes; every other example is scanned in the default run
+#: the model-scale examples (80-layer decodes, MoE, Megatron, a 3-scenario compare): 4-10 s of CPU
+#: each for all seven outputs, so their full scan runs with the slow tests (COSTLANG_SLOW=1) to keep
+#: the default suite near two minutes; their `run` report is scanned by the default run
+#: (tests/test_all_files.py), and every other example is scanned here in full
 HEAVY = {"llm/llama3_70b_h100_decode.cost", "llm/serving_llama3_8b_h100.cost", "llm/mixtral_decode_experts.cost",
          "parallel/megatron_llama3_70b_layer.cost", "queries/llm_decode_batch.cost", "composition/mlp_stack.cost"}
 
