@@ -7,7 +7,7 @@ inserted). Each input goes through loading, analysis and both printers (or throu
 a `CostlangError` must point inside the file it names, anything else fails the test, and so does
 a case that runs longer than `CASE_SECONDS`.
 
-The suite runs a CI-sized, derandomized sample (about 860 cases; COSTLANG_FUZZ=2 doubles it). A long,
+The suite runs a CI-sized, derandomized sample (about 740 cases; COSTLANG_FUZZ=2 doubles it). A long,
 random run:
 
     COSTLANG_FUZZ=long python -m pytest tests/test_fuzz.py   # 50 times as many cases (about an hour)
@@ -131,7 +131,7 @@ def _grammar_programs():
     return st.tuples(st.sampled_from(_PRELUDES), program).map("".join)
 
 
-@fuzz_settings(100)
+@fuzz_settings(80)
 @given(_grammar_programs())
 def test_grammar_generated_programs_give_only_positioned_errors(workdir, text):
     error = outcome(lambda: analyze_and_print(text))
@@ -185,13 +185,13 @@ def check_mutated(path, data: bytes) -> None:
         assert_positioned(error)
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(mutated_files())
 def test_mutated_examples_give_only_positioned_errors(workdir, data):
     check_mutated(workdir / "mutated.cost", data)
 
 
-@fuzz_settings(10)
+@fuzz_settings(6)
 @given(mutated_files(SLOW_SOURCES))
 def test_mutated_what_if_examples_give_only_positioned_errors(workdir, data):
     check_mutated(workdir / "mutated.cost", data)

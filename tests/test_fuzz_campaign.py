@@ -20,7 +20,7 @@ from conftest import example_files, stdlib_files
 from costlang.tools import fuzz
 
 _SCALE = os.environ.get("COSTLANG_FUZZ", "")
-CASES = 100_000 if _SCALE == "long" else 100
+CASES = 100_000 if _SCALE == "long" else 70
 CPU_LIMIT = 30.0  # far above any legitimate case (the slowest example takes about 2 s)
 SOURCES = [(str(p), p.read_text(encoding="utf-8")) for p in example_files() + stdlib_files()]
 
