@@ -488,3 +488,15 @@ def test_a_crossing_beyond_the_float_range_prints_its_threshold(cli):
     assert "compute-bound when p < 1.952e+408, balanced at p ≈ 1.953e+408, memory-bound when p > 1.953e+408" in out
     status, _, err = cli(None, "run", "--compare-fusion", "t.cost")
     assert status == 0, err
+
+
+def test_a_solution_set_of_isolated_points_prints(cli):
+    # t_kernel() = N·(2+2) B / 2 TB/s = N/(5·10^11) s ≤ 10^-400 s up to N* = 5·10^-389 < 1: the positive-size
+    # domain (N ≥ 1) leaves only the root itself, a FiniteSet, which the printers read as an interval
+    # (AttributeError: 'FiniteSet' object has no attribute 'start'; found by the campaign)
+    text = 'use chapter_gpu\ndim N\ninput x: fp16[N]\ny = relu(x)\nsolve "s": t_kernel() <= 1e-400 for N\n'
+    for args in (("run",), ("run", "--json"), ("derive",), ("derive", "--format", "latex")):
+        status, out, err = cli(text, *args, "t.cost")
+        assert status == 0, err
+    status, out, _ = cli(None, "run", "t.cost")
+    assert "    holds for N ≈ 5.000e-389\n" in out

@@ -188,6 +188,9 @@ class SolveDerivation:
             return self._say("holds_nowhere", x=self.math(x))
         parts = []
         for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
+            if isinstance(iv, sympy.FiniteSet):  # isolated points (a relation met at a root only)
+                parts += [self.math(f"{x} = {self._bound_tex(r, point)}") for point in iv.args]
+                continue
             lo = None if iv.start == 0 else self._bound_tex(r, iv.start)
             hi = None if iv.end == sympy.oo else self._bound_tex(r, iv.end)
             lo_op, hi_op = ("<" if iv.left_open else r"\le"), ("<" if iv.right_open else r"\le")

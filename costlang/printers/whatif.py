@@ -213,6 +213,9 @@ def _set_text(s: sympy.Set, x, unit) -> str:
         return f"no {x}"
     parts = []
     for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
+        if isinstance(iv, sympy.FiniteSet):  # isolated points (a relation met at a root only)
+            parts += [f"{x} = {_v(point, unit)}" for point in iv.args]
+            continue
         lo = "" if iv.start == 0 else _end_text(iv.start, unit, +1)
         hi = "" if iv.end == sympy.oo else _end_text(iv.end, unit, -1)
         parts.append(_range(x, lo, "<" if iv.left_open else "≤", hi, "<" if iv.right_open else "≤"))
