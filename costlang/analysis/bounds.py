@@ -14,11 +14,18 @@ from typing import Optional
 
 import sympy
 
-__all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "Times", "bound_at", "with_level",
+__all__ = ["Word", "Bound", "Interval", "Regime", "Condition", "Verdict", "Times", "bound_at", "with_level",
            "MEMORY", "COMPUTE", "LAUNCH", "COMMS", "BALANCED", "DEPENDS", "UNDECIDED"]
 
 
-class Bound(str, enum.Enum):
+class Word(str, enum.Enum):
+    """An enum of stable identifiers (used in JSON), each printed as its value; printers word it."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Bound(Word):
     """What bounds a kernel's time (the value is a stable identifier, used in JSON)."""
     MEMORY = "memory-bound"
     COMPUTE = "compute-bound"
@@ -27,9 +34,6 @@ class Bound(str, enum.Enum):
     BALANCED = "balanced"
     DEPENDS = "depends"        # regimes or conditions say which, for which values
     UNDECIDED = "undecided"    # sympy could not decide (the relations say what was compared)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 MEMORY, COMPUTE, LAUNCH, COMMS, BALANCED, DEPENDS, UNDECIDED = (

@@ -8,18 +8,17 @@ printers word them from their phrase tables (`printers.phrases`, in each languag
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Optional
 
 import sympy
 
-from .bounds import Bound
+from .bounds import Bound, Word
 
 __all__ = ["Side", "Taken", "Case", "StepKind", "Undecided", "sides_of"]
 
 
-class Side(str, enum.Enum):
+class Side(Word):
     """The regime of lhs − rhs on one side of a crossing (the value is a stable JSON identifier)."""
     MEMORY = "memory-bound"
     COMPUTE = "compute-bound"
@@ -28,9 +27,6 @@ class Side(str, enum.Enum):
     BELOW = "below"                # lhs < rhs, for sides that have no name of their own
     ABOVE = "above"                # lhs > rhs
     EQUAL = "equal"                # lhs − rhs is zero on a whole interval
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: (lhs function, rhs function) → (side where lhs < rhs, where lhs > rhs, the sign of lhs − rhs whose
@@ -71,7 +67,7 @@ class Case:
     certain: bool = True
 
 
-class StepKind(str, enum.Enum):
+class StepKind(Word):
     """What a derivation step of a solve states."""
     EQUATION = "equation"                  # lhs = rhs in the program's symbols
     GENERAL_EQUATION = "general-equation"  # the same in b, Istar and BW
@@ -80,11 +76,8 @@ class StepKind(str, enum.Enum):
     ROOT = "root"                          # X = the root in the program's symbols
     BOUND_VALUES = "bound-values"          # X = the root with the bound values
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Undecided(str, enum.Enum):
+class Undecided(Word):
     """A part of a solve's answer that sympy could not decide (the printers say so in words)."""
     REGIMES = "regimes"
     GENERAL = "general form"
@@ -92,6 +85,3 @@ class Undecided(str, enum.Enum):
     APPROXIMATIONS = "approximations"
     CONDITIONS = "conditions"
     EXPLANATION = "explanation"
-
-    def __str__(self) -> str:
-        return self.value
