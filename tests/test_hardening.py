@@ -500,3 +500,27 @@ def test_a_solution_set_of_isolated_points_prints(cli):
         assert status == 0, err
     status, out, _ = cli(None, "run", "t.cost")
     assert "    holds for N ≈ 5.000e-389\n" in out
+
+
+def test_a_number_to_a_power_with_a_huge_coefficient_is_refused_not_a_memory_error(cli):
+    # The MoE block's touched experts are E·(1 − (1 − k/E)^(b·s)). With s = 10^400 that is
+    # (3/4)^(10^400·B) for Mixtral (k = 2, E = 8); simplify's powsimp rewrites it as
+    # ((3/4)^(10^400))^B, one big-integer power of 10^400·log2(4) bits: MemoryError under `compare`
+    # (found by the campaign). 10^400·log2(4) > 12,000 bits, so the power is refused where it is written.
+    text = ("import mixtral_8x7b\nuse h100_sxm\ndim B\ndim T = 4096\ninput tok: int32[B, 1e400]\n"
+            "step = mixtral_8x7b_decode(tok, ctx = T, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
+    for args in (("run",), ("compare", "t.cost", "--scenario", "x: T=2")):
+        status, out, err = cli(text, *args, *(() if "t.cost" in args else ("t.cost",)))
+        assert status == 2, err
+        assert "llm.cost:142:36: error: '(1 - top_k / experts) ^ (b * s)' is too large to compute exactly" in err
+
+
+def test_a_number_to_a_symbolic_power_at_the_limit_still_works(cli):
+    # 2^(6000·N): coefficient 6000, 6000·log2(2) = 6000 bits ≤ 12,000, so it stays; at N = 1 the
+    # query is 2^6000, whose leading digits are 1.5149...·10^1806 (6000·log10 2 = 1806.18).
+    status, out, err = cli("use chapter_gpu\ndim N = 1\nquery 2 ^ (6000 * N)\n", "run", "t.cost")
+    assert status == 0, err
+    assert "10^1806" in out or "e+1806" in out or "e1806" in out, out
+    # 2^(12001·N): 12,001 bits > 12,000: refused
+    status, out, err = cli("use chapter_gpu\ndim N\nquery 2 ^ (12001 * N)\n", "run", "t.cost")
+    assert status == 2 and "too large to compute exactly" in err, err

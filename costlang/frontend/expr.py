@@ -211,7 +211,15 @@ def _pow(node, a: Value, b: Value, bindings: Optional[dict] = None) -> Value:
 
 
 def _check_size(node, base: sympy.Expr, exponent: sympy.Expr) -> None:
-    """Refuse powers whose exact value would not fit in memory (e.g. 2^(2^100))."""
+    """Refuse powers whose exact value would not fit in memory (e.g. 2^(2^100)).
+
+    A number to a symbolic power is measured by each term's coefficient: sympy's `powsimp` (inside
+    `simplify`) rewrites (3/4)^(10^400·B) as ((3/4)^(10^400))^B, and computing that power exactly
+    is one uninterruptible big-integer operation that ends in MemoryError, not in a time budget.
+    """
+    if base.is_number and not exponent.is_number and base not in (0, 1, -1):
+        coefficients = [abs(term.as_coeff_Mul()[0]) for term in sympy.Add.make_args(exponent)]
+        exponent = max(coefficients, key=lambda c: float(c) if c.is_finite else math.inf)
     if not (base.is_number and exponent.is_number) or exponent.is_zero:
         return
     try:
