@@ -25,7 +25,7 @@ import sympy
 from .analysis import roofline
 from .errors import CostSyntaxError, Source, Span
 from .frontend.loader import read_text
-from .frontend.parser import parse
+from .frontend.parser import keep, parse
 from .frontend.resolve import resolve
 from .ir.graph import operator_graph
 from .ir.program import Program
@@ -150,7 +150,7 @@ def load_string(text: str, name: str = "<string>") -> Model:
 
 
 def _build(text: str, name: str, path: Optional[Path]) -> Model:
-    module = parse(text, name)
+    module = keep(parse(text, name), text)  # for the what-ifs, which resolve the file again
     source = Source(name, text)
     if not module.statements:
         raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(source, 1, 1, 1, 1),

@@ -18,7 +18,7 @@ import sympy
 from ..errors import SemanticError, Source
 from ..ir.program import Overrides, Program
 from . import ast
-from .parser import parse
+from .parser import parse_kept
 from .resolve import resolve
 from .variants import APPLY, RESOLVED, check_once, copy_program, math_everywhere, setting_kind, setting_text
 
@@ -92,18 +92,6 @@ def _tie(a, b, bindings, released, ties):
     return None
 
 
-_MODULES: dict = {}  # (name, text) → the parsed main file: a compare's scenarios parse it once
-
-
-def _module(source: Source):
-    key = (source.name, source.text)
-    if key not in _MODULES:
-        if len(_MODULES) >= 16:
-            _MODULES.pop(next(iter(_MODULES)))
-        _MODULES[key] = parse(source.text, source.name)
-    return _MODULES[key]
-
-
 def _keep_unchanged(old: Program, new: Program) -> None:
     """Tensors and nodes a setting did not change stay the very same objects (B = 64 leaves every
     shape in B), so that analyses share their kernels and costs (`analysis.shared`)."""
@@ -125,7 +113,7 @@ def _resolve_again(program: Program, changes: dict, settings, ties=()) -> Progra
     text = "; ".join(t for t in (old.text, *(setting_text(o) for o in settings), *ties) if t)
     overrides = Overrides({**old.symbols, **changes["symbols"]}, {**old.dtypes, **changes["dtypes"]}, text,
                           old.math)
-    out = resolve(_module(origin.source), origin.path, origin.prelude, overrides)
+    out = resolve(parse_kept(origin.source.text, origin.source.name), origin.path, origin.prelude, overrides)
     if origin.after is not None:  # the passes the program went through after resolving (sharding)
         again = dataclasses.replace(out.origin, after=origin.after)
         out = origin.after(out)

@@ -67,6 +67,27 @@ def tables_match(grammar_text: str) -> bool:
             and tables.GRAMMAR_SHA256 == hashlib.sha256(grammar_text.encode("utf-8")).hexdigest())
 
 
+#: main files parsed lately, by (name, text): a what-if resolves its file again without parsing it again
+_KEPT: dict = {}
+_KEEP = 16
+
+
+def keep(module: ast.Module, text: str) -> ast.Module:
+    """Remember a parsed main file (`api.load` does) for `parse_kept`; the AST is immutable."""
+    if len(_KEPT) >= _KEEP:
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[module.source_name, text] = module
+    return module
+
+
+def parse_kept(text: str, name: str = "<string>") -> ast.Module:
+    """`parse`, remembered: a compare's scenarios resolve the main file again, and `api.load` or the
+    first scenario has parsed it for all of them. (`parse` itself always parses: each load of a
+    file is timed against its own budget.)"""
+    module = _KEPT.get((name, text))
+    return module if module is not None else keep(parse(text, name), text)
+
+
 def parse(text: str, name: str = "<string>", budgeted: bool = True) -> ast.Module:
     """Parse the text of one `.cost` file into an AST.
 

@@ -40,7 +40,7 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     overrides = overrides or Overrides()
     r = _Resolver(module.source_name, overrides)
     with recording_equalities(r.program.equalities):
-        if prelude:
+        if prelude and not _restore_prelude(r):
             r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
         if path is None or path.resolve() not in r.loaded:  # a stdlib file is already loaded by the prelude
             if path is not None:
@@ -53,6 +53,66 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     if first is not None:  # what a whole-file error points at, in a what-if's program too
         r.program.main_span = Span(first.source, first.line, first.column, first.line, first.column + 1)
     return r.program
+
+
+#: the resolver's state after the prelude (the stdlib's dtypes, ops, presets, collectives and
+#: systems), kept once per process: each what-if scenario resolves its file again, and the prelude
+#: is the same every time. Restored only while none of the files it read has changed.
+_PRELUDE: dict = {}
+#: the resolver's containers that the prelude fills (the program's are all of its containers)
+_RESOLVER_STATE = ("origin", "loaded", "poisoned", "let_values", "placeholders", "block_defs")
+
+
+def _restore_prelude(r: _Resolver) -> bool:
+    """Fill a fresh resolver with the prelude's state (copies of every container, so that nothing
+    is shared but the immutable IR values in them). False: resolve the prelude as written (the
+    first time, or when a setting names something the prelude defines)."""
+    path = (_resources.stdlib_dir() / "prelude.cost").resolve()
+    snap = _PRELUDE.get(path)
+    if snap is None or snap["stamps"] != _stamps(snap["loaded"]):
+        snap = _PRELUDE[path] = _snapshot(path)
+        if snap is None:
+            del _PRELUDE[path]
+            return False
+    defined = {name for (namespace, name) in snap["origin"] if namespace == "value"}
+    if defined & set(r.overrides.symbols) or defined & set(r.overrides.dtypes):
+        return False
+    for f in dataclasses.fields(Program):
+        value = snap["program"][f.name]
+        if f.name not in ("source_name", "equalities"):  # equalities: the list being recorded into (none)
+            setattr(r.program, f.name, _copied(value))
+    for name in _RESOLVER_STATE:
+        setattr(r, name, _copied(snap[name]))
+    r.static.lets = dict(snap["static_lets"])
+    return True
+
+
+def _snapshot(path: Path) -> Optional[dict]:
+    """The state a resolver is in after the prelude, or None if the prelude had errors."""
+    r = _Resolver("<prelude>")
+    with recording_equalities(r.program.equalities):
+        r.import_path(path, None)
+    if r.errors or r.program.equalities:
+        return None
+    snap = {f.name: getattr(r.program, f.name) for f in dataclasses.fields(Program)}
+    out = {"program": snap, "static_lets": dict(r.static.lets), "stamps": _stamps(r.loaded)}
+    out.update({name: getattr(r, name) for name in _RESOLVER_STATE})
+    return out
+
+
+def _stamps(paths) -> tuple:
+    out = []
+    for p in sorted(paths):
+        try:
+            st = p.stat()
+        except OSError:
+            return ()
+        out.append((p, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _copied(value):
+    return type(value)(value) if isinstance(value, (dict, list, set)) else value
 
 
 def _with_settings(e: CostlangError, text: str) -> CostlangError:

@@ -136,6 +136,9 @@ def broadcast(ctx: CallContext, explicit_ones: bool = True) -> tuple[sympy.Expr,
     dimension stretches only when it is written as a literal 1 (`fp16[1, d]`) with
     `explicit_ones`: a size that merely equals 1 (`dim B = 1`) stretching to 32 would multiply
     the FLOPs silently, so it needs `broadcast(x) -> dt[shape]`."""
+    first = tuple(ctx.inputs[0].shape)
+    if all(tuple(t.shape) == first for t in ctx.inputs[1:]):
+        return first  # one shape (most elementwise ops): nothing stretches, nothing to check
     ndim = max(len(t.shape) for t in ctx.inputs)
     out = []
     for i in range(1, ndim + 1):
