@@ -81,9 +81,25 @@ def same_dim(a: sympy.Expr, b: sympy.Expr, bindings: dict, span: Optional[Span] 
 def _recorded(equal: bool, a, b, span) -> bool:
     """`equal`, after noting a and b if they are equal only through the symbols' values."""
     record = _EQUALITIES.get()
-    if equal and record is not None and (a - b).free_symbols and sympy.expand(a - b) != 0:
+    if equal and record is not None and _differ_as_written(a, b):
         record.append((_basic(a), _basic(b), span))
     return equal
+
+
+_DIFFER: dict = {}  # (a, b) → whether a − b expands to something nonzero (it holds for any values)
+
+
+def _differ_as_written(a, b) -> bool:
+    """Whether two sizes are different expressions (B·H·S·Dh and B·S·D), equal at most through
+    the symbols' values. Remembered: each scenario of a compare resolves the same shapes again."""
+    key = (a, b)
+    found = _DIFFER.get(key)
+    if found is None:
+        found = bool((a - b).free_symbols) and sympy.expand(a - b) != 0
+        if len(_DIFFER) >= 50_000:
+            _DIFFER.clear()
+        _DIFFER[key] = found
+    return found
 
 
 def _bound_atom(x, bindings: dict):
@@ -136,13 +152,13 @@ def broadcast(ctx: CallContext, explicit_ones: bool = True) -> tuple[sympy.Expr,
     dimension stretches only when it is written as a literal 1 (`fp16[1, d]`) with
     `explicit_ones`: a size that merely equals 1 (`dim B = 1`) stretching to 32 would multiply
     the FLOPs silently, so it needs `broadcast(x) -> dt[shape]`."""
-    first = tuple(ctx.inputs[0].shape)
-    if all(tuple(t.shape) == first for t in ctx.inputs[1:]):
-        return first  # one shape (most elementwise ops): nothing stretches, nothing to check
     ndim = max(len(t.shape) for t in ctx.inputs)
     out = []
     for i in range(1, ndim + 1):
         dims = [t.shape[-i] for t in ctx.inputs if len(t.shape) >= i]
+        if all(d == dims[0] for d in dims[1:]):  # one size here (most dims): nothing stretches
+            out.append(dims[0])
+            continue
         chosen = next((d for d in dims if not same_dim(d, sympy.Integer(1), ctx.bindings, ctx.span)),
                       dims[0])
         for d in dims:
