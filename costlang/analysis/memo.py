@@ -158,7 +158,7 @@ def ssum(terms) -> sympy.Expr:
 _BOUND: dict = {}
 
 
-def bound_value(expr: sympy.Basic, bindings: dict, key: tuple) -> sympy.Basic:
+def bound_value(expr: sympy.Basic, bindings: dict, key) -> sympy.Basic:
     """`expr.xreplace(bindings)`, computed once per (expression, bindings) across analyses: the
     repeated sweeps of one file re-analyse it with the same bindings, and substituting into a
     Max re-runs sympy's comparisons. `key` stands for the bindings (`shared.bindings_key`)."""

@@ -24,9 +24,10 @@ from ..passes.costs import kernel_cost
 from .reuse import model_traffic
 from .verdict import Verdict, decide
 
-__all__ = ["structure", "decide_bound", "bindings_key", "clear"]
+__all__ = ["structure", "decide_bound", "bindings_key", "BindingsKey", "clear"]
 
 _STRUCTURES: dict = {}
+_GRAPHS: dict = {}  # the operator graph and the compared dims' symbols, per (nodes, tensors)
 _VERDICTS: dict = {}
 _LIMIT = 32
 
@@ -47,11 +48,19 @@ def structure(program, hw, mode: str):
     """(operator graph, kernels, modelled KernelCosts) of the program on hw under mode; shared by
     every analysis whose ops, tensors, hardware and compared dims are the same."""
     nodes, tensors = tuple(program.nodes.values()), tuple(program.tensors.values())
-    G = operator_graph(program)
-    compared = tuple(sorted(((s, program.bindings.get(s)) for s in _compared_dims(program, G)), key=str))
     # identities, not equality: hashing every node would cost as much as the work saved; the
-    # table keeps the objects alive, so an id is not reused while its entry exists
-    key = (mode, id(hw), tuple(map(id, nodes)), tuple(map(id, tensors)), compared)
+    # tables keep the objects alive, so an id is not reused while its entry exists
+    ids = (tuple(map(id, nodes)), tuple(map(id, tensors)))
+    graph = _GRAPHS.get(ids)
+    if graph is None:
+        G = operator_graph(program)
+        graph = (nodes, tensors, G, _compared_dims(program, G))
+        if len(_GRAPHS) >= _LIMIT:
+            _GRAPHS.pop(next(iter(_GRAPHS)))
+        _GRAPHS[ids] = graph
+    G, syms = graph[2], graph[3]
+    compared = tuple(sorted(((s, program.bindings.get(s)) for s in syms), key=str))
+    key = (mode, id(hw), *ids, compared)
     found = _STRUCTURES.get(key)
     if found is not None:
         return found[1:]
@@ -66,11 +75,32 @@ def structure(program, hw, mode: str):
     return G, kernels, costs
 
 
-def bindings_key(bindings: dict) -> tuple:
-    return tuple(sorted(bindings.items(), key=lambda kv: str(kv[0])))
+class BindingsKey:
+    """The bindings as a key of the tables (`_VERDICTS`, `memo._BOUND`): their sorted items, hashed
+    once. A tuple would hash every symbol and value again at each lookup, a few hundred per
+    analysis; one analysis passes the same key object to every lookup, which a dict compares by
+    identity first."""
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, items: tuple):
+        self.items, self._hash = items, hash(items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return self is other or (isinstance(other, BindingsKey) and self._hash == other._hash
+                                 and self.items == other.items)
+
+    def __repr__(self) -> str:
+        return f"BindingsKey({self.items!r})"
 
 
-def decide_bound(t_compute, t_memory, launch, bindings: dict, key: tuple,
+def bindings_key(bindings: dict) -> BindingsKey:
+    return BindingsKey(tuple(sorted(bindings.items(), key=lambda kv: str(kv[0]))))
+
+
+def decide_bound(t_compute, t_memory, launch, bindings: dict, key,
                  span: Optional[Span] = None) -> Verdict:
     """`verdict.decide` on the bound times, once per (expressions, bindings)."""
     k = (t_compute, t_memory, launch, key)
@@ -85,4 +115,5 @@ def decide_bound(t_compute, t_memory, launch, bindings: dict, key: tuple,
 
 def clear() -> None:
     _STRUCTURES.clear()
+    _GRAPHS.clear()
     _VERDICTS.clear()
