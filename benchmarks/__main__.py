@@ -63,6 +63,27 @@ _TIMED_RUN = ("import os, sys, time\n"
               "os._exit(code or 0)\n")
 
 
+#: the same run, counting the Python function calls made after start-up (cProfile): a count does
+#: not drift with the machine's speed, so it shows whether the work itself is linear in L
+_COUNTED_RUN = ("import cProfile, io, os, pstats, sys\n"
+                "import costlang.cli as cli\n"
+                "profile = cProfile.Profile()\n"
+                "sys.stdout = io.StringIO()\n"
+                "profile.enable()\n"
+                "cli.main(sys.argv[1:])\n"
+                "profile.disable()\n"
+                "print(f'calls: {pstats.Stats(profile).total_calls}', file=sys.stderr, flush=True)\n"
+                "os._exit(0)\n")
+
+
+def _calls_of(args: list[str]) -> int:
+    done = subprocess.run([sys.executable, "-c", _COUNTED_RUN, *args, "--time-budget", "1000"], env=ENV,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if "calls: " not in done.stderr:
+        raise SystemExit(f"benchmark command failed: costlang {' '.join(args)}\n{done.stderr}")
+    return int(done.stderr.rsplit("calls: ", 1)[1].split()[0])
+
+
 def _cpu_and_work(args: list[str]) -> tuple[float, float]:
     """(CPU seconds of the whole process, CPU seconds beyond its start-up) of one `costlang` run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -154,6 +175,11 @@ def _transformers(t: Table, tmp: Path, repeat: int, quick: bool) -> None:
     growth = per_layer(top) / per_layer(ref) if per_layer(ref) > 0 else float("nan")
     t.add(f"  bound, per extra layer at L={top} (× = vs L={ref})", per_layer(top),
           "(stricter: × ≤ 1)", None, ratio=growth)
+    # The work itself, without the machine's speed: Python function calls per extra layer
+    calls = {L: _calls_of(["run", str(tmp / f"t{L}.cost")]) for L in (1, half, top)}
+    per = lambda L: (calls[L] - calls[1]) / (L - 1)  # noqa: E731
+    t.add(f"  bound, function calls per extra layer, L={top} against L={half} (×; column 2: calls/10⁶)",
+          per(top) / 1e6, "linear: × ≤ 1", per(top) <= per(half), ratio=per(top) / per(half))
 
 
 def _scenarios(t: Table, tmp: Path, repeat: int) -> None:
