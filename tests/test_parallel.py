@@ -277,3 +277,24 @@ def test_bias_follows_its_column_parallel_matmul():
     assert a.program.tensors["b"].shape == (512,)     # 4096 / 8, as h's columns
     assert kernel(a, "y").flops == 4 * 512            # the add's work is split too
     assert not any(k.comms for k in a.kernels)        # column-parallel alone needs no collective
+
+
+def test_comms_of_a_repeat_and_of_the_program_count_each_run():
+    # all_reduce over p = 2 on fp16[8]: n = 16 B, ring sends 2(p−1)/p · n = 16 B in 2(p−1) = 2 steps,
+    # α = 1 µs, so comms_latency is 2 µs per run. Repeated 3 times: comms_bytes() = 3 · 16 = 48 B and
+    # comms_latency() = 3 · 2 µs = 6 µs, as t_comms() counts them; one kernel (h.y) stays per run: 16 B.
+    # comms_bytes(h) of the repeat is its kernels × their count, 48 B. (For an instance it was an
+    # internal error, found by the campaign; the program's sum ignored the count; and a collective
+    # written in a repeated block was counted once, not 3 times: it had no scope and no repeat.)
+    text = ("hardware chip { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 2 TB/s } }\n"
+            "system s { chip = chip; axis a = 2; link ICI over a { one_way = 1 TB/s; latency = 1 us } }\n"
+            "use system s\n"
+            "block layer(x: fp16[n]) {\n    y = all_reduce(x, over = a)\n    return relu(y)\n}\n"
+            "input x: fp16[8]\nh = repeat(3) layer(x)\n"
+            'query "all" = comms_bytes()\nquery "of h" = comms_bytes(h)\nquery "one" = comms_bytes(h.y)\n'
+            'query "lat" = comms_latency()\nquery "lat h" = comms_latency(h)\n')
+    a = load_string(text).analyze()
+    got = {q.name: a.value(q.value.expr) for q in a.queries}
+    assert got == {"all": 48, "of h": 48, "one": 16, "lat": R(6, 10 ** 6), "lat h": R(6, 10 ** 6)}
+    k = a.kernels[0]
+    assert a.value(a.totals.t_comms) == 3 * k.t_comms      # the same count as t_comms()

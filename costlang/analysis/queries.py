@@ -18,7 +18,7 @@ from ..frontend.expr import evaluate
 from ..ir.program import Value
 from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
 from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
-from .roofline import analyze_roofline
+from .roofline import KernelResult, analyze_roofline
 from .verdict import Verdict
 
 __all__ = ["QueryResult", "analyze_with_queries", "answer_queries", "evaluate_in"]
@@ -134,14 +134,10 @@ class _QueryScope:
                                     else "this program has no kernels yet: compute a tensor, then name its kernel")
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
         if f == "comms_bytes":
-            target = self._target(node, allow_none=True)
-            kernels = self.a.kernels if target is self.a.totals else (target,)
-            return Value(sympy.Add(*[k.comms.comms.sent for k in kernels if k.comms]), BYTE)
+            return Value(sympy.Add(*[n * k.comms.comms.sent for k, n in self._counted(node) if k.comms]), BYTE)
         if f == "comms_latency":  # the α part of T_comms: steps · α
-            target = self._target(node, allow_none=True)
-            kernels = self.a.kernels if target is self.a.totals else (target,)
-            return Value(sympy.Add(*[k.comms.comms.steps * k.comms.link.latency for k in kernels if k.comms]),
-                         SECOND)
+            return Value(sympy.Add(*[n * k.comms.comms.steps * k.comms.link.latency
+                                     for k, n in self._counted(node) if k.comms]), SECOND)
         if f == "t_launch":
             target = self._target(node, allow_none=True)
             return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
@@ -282,6 +278,20 @@ class _QueryScope:
         if p.nodes[name].kind == "view":
             raise SemanticError(f"'{name}' is a view: it is not a kernel and costs nothing", arg.span)
         return self.a.kernel_of(name)
+
+    def _counted(self, node: Call) -> list:
+        """(kernel, how often it counts) for a function over kernels: one kernel once; the whole
+        program (no argument) or a block instance or repeat: each of its kernels as often as it
+        runs, as their `Totals` count them (so `comms_bytes()` agrees with `t_comms()`)."""
+        target = self._target(node, allow_none=True)
+        if isinstance(target, KernelResult):
+            return [(target, 1)]
+        if node.args:
+            from .composition import instance_kernels
+            kernels = instance_kernels(self.a, node.args[0].id)
+        else:
+            kernels = self.a.kernels
+        return [(k, k.count) for k in kernels]
 
     def _measured(self, node: Call) -> Value:
         target = self._target(node, allow_none=False)

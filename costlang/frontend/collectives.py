@@ -100,13 +100,16 @@ def collective_call(r, s: ast.Assign, spec: OpSpec, inputs):
         raise r.unknown(axis_name, f"axis of system '{system.name}'", [a.name for a in system.axes])
     x = inputs[0]
     axis = _dim_axis(r, kw.get("axis"), x)
-    node, tensor = build(spec, s.name, x, mesh.name, mesh.size, axis, call.span, r.program.bindings)
+    node, tensor = build(spec, s.name, x, mesh.name, mesh.size, axis, call.span, r.program.bindings,
+                         scope=r.scope_path, repeat=r.repeat_path)
     return node, tensor
 
 
 def build(spec: OpSpec, name: str, x: Tensor, axis_name: str, group, axis: int, span, bindings,
-          output: str = None):
-    """The node and result tensor of collective `spec` on tensor `x` over a mesh axis of size `group`."""
+          output: str = None, scope: str = "", repeat: tuple = ()):
+    """The node and result tensor of collective `spec` on tensor `x` over a mesh axis of size `group`,
+    inside block instance `scope` and the repeats `repeat` (a collective in a repeated layer runs
+    as often as the layer)."""
     formulas = dict(spec.comms)
     shape = list(x.shape)
     if shape:
@@ -114,9 +117,9 @@ def build(spec: OpSpec, name: str, x: Tensor, axis_name: str, group, axis: int, 
     elif formulas["scale"] != 1:
         raise SemanticError(f"'{spec.name}' changes a dimension; {x.name} is a scalar", span)
     out = output or name
-    tensor = Tensor(out, x.dtype, tuple(shape), "intermediate", span, out)
+    tensor = Tensor(out, x.dtype, tuple(shape), "intermediate", span, out, repeat)
     node = OpNode(name, spec, (x.name,), out, sympy.Integer(0), x.dtype, span,
-                  comms=comms_of(spec, axis_name, group, x.bytes))
+                  comms=comms_of(spec, axis_name, group, x.bytes), scope=scope, repeat=repeat)
     return node, tensor
 
 
