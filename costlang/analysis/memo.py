@@ -15,11 +15,27 @@ from __future__ import annotations
 
 import sympy
 
-from ..passes.costs import grouped_sum  # noqa: F401 - re-exported: analysis sums the same way
+from ..passes.costs import grouped_sum
 
-__all__ = ["smax", "smin", "ssum", "grouped_sum", "bound_value", "substitute", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "remembered", "bound_value", "substitute", "dominates", "clear"]
 
 _LIMIT = 8192
+
+
+def remembered(table: dict, key, compute, limit: int = _LIMIT):
+    """`table[key]`, computed by `compute()` the first time: the analysis's tables of results per
+    distinct input (a model's kernels repeat a few). A table past `limit` entries starts afresh.
+
+    >>> table = {}
+    >>> remembered(table, "k", lambda: 1), remembered(table, "k", lambda: 2)
+    (1, 1)
+    """
+    found = table.get(key)
+    if found is None:
+        if len(table) >= limit:
+            table.clear()
+        found = table[key] = compute()
+    return found
 _TABLES: dict = {sympy.Max: {}, sympy.Min: {}}
 
 
@@ -147,12 +163,7 @@ def ssum(terms) -> sympy.Expr:
     (5*B, True)
     """
     key = tuple(terms)
-    result = _SUMS.get(key)
-    if result is None:
-        if len(_SUMS) >= 1024:
-            _SUMS.clear()
-        result = _SUMS[key] = grouped_sum(c * e for c, e in key)
-    return result
+    return remembered(_SUMS, key, lambda: grouped_sum(c * e for c, e in key), 1024)
 
 
 _BOUND: dict = {}
@@ -162,13 +173,7 @@ def bound_value(expr: sympy.Basic, bindings: dict, key) -> sympy.Basic:
     """`expr.xreplace(bindings)`, computed once per (expression, bindings) across analyses: the
     repeated sweeps of one file re-analyse it with the same bindings, and substituting into a
     Max re-runs sympy's comparisons. `key` stands for the bindings (`shared.bindings_key`)."""
-    k = (expr, key)
-    result = _BOUND.get(k)
-    if result is None:
-        if len(_BOUND) >= 8192:
-            _BOUND.clear()
-        result = _BOUND[k] = substitute(expr, bindings)
-    return result
+    return remembered(_BOUND, (expr, key), lambda: substitute(expr, bindings))
 
 
 def substitute(expr: sympy.Basic, bindings: dict) -> sympy.Basic:

@@ -21,7 +21,7 @@ from ..ir.program import Efficiency
 from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
 from ..passes.costs import KernelCost, grouped_sum
 from .footprint import Footprint, footprint
-from .memo import bound_value, smax, smin, ssum
+from .memo import bound_value, remembered, smax, smin, ssum
 from .shared import bindings_key, decide_bound, structure
 from .measured import measured
 from .levels import binding_level, check_kernel_factors, factor, level_times
@@ -216,13 +216,7 @@ _T_KERNEL: dict = {}
 
 def _launch_plus(launch, times: tuple):
     """T_kernel = launch + max(times), once per distinct times (a model's kernels repeat a few)."""
-    key = (launch, times)
-    found = _T_KERNEL.get(key)
-    if found is None:
-        if len(_T_KERNEL) >= 8192:
-            _T_KERNEL.clear()
-        found = _T_KERNEL[key] = launch + smax(*times)
-    return found
+    return remembered(_T_KERNEL, (launch, times), lambda: launch + smax(*times))
 
 
 def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
@@ -370,12 +364,8 @@ def _program_istar(flops, t_compute, hw: Hardware, kernels=()):
     istar = flops / (hw.bandwidth * (eff.value if eff else 1) * t_compute)
     if not istar.free_symbols:
         return istar
-    found = _CANCELLED.get(istar)  # a compare's scenarios have the same sums, with other values
-    if found is None:
-        if len(_CANCELLED) >= 256:
-            _CANCELLED.clear()
-        found = _CANCELLED[istar] = sympy.cancel(istar)
-    return found
+    # a compare's scenarios have the same sums, with other values
+    return remembered(_CANCELLED, istar, lambda: sympy.cancel(istar), 256)
 
 
 _CANCELLED: dict = {}

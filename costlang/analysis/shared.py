@@ -21,6 +21,7 @@ from ..errors import Span
 from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
 from ..passes.fusion import fuse
 from ..passes.costs import kernel_cost
+from .memo import remembered
 from .reuse import model_traffic
 from .verdict import Verdict, decide
 
@@ -103,14 +104,9 @@ def bindings_key(bindings: dict) -> BindingsKey:
 def decide_bound(t_compute, t_memory, launch, bindings: dict, key,
                  span: Optional[Span] = None) -> Verdict:
     """`verdict.decide` on the bound times, once per (expressions, bindings)."""
-    k = (t_compute, t_memory, launch, key)
-    found = _VERDICTS.get(k)
-    if found is None:
-        if len(_VERDICTS) >= 4096:
-            _VERDICTS.clear()
-        found = _VERDICTS[k] = decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings),
-                                      launch.xreplace(bindings), span)
-    return found
+    return remembered(_VERDICTS, (t_compute, t_memory, launch, key),
+                      lambda: decide(t_compute.xreplace(bindings), t_memory.xreplace(bindings),
+                                     launch.xreplace(bindings), span), 4096)
 
 
 def clear() -> None:

@@ -74,8 +74,7 @@ def _restore_prelude(r: _Resolver) -> bool:
         if snap is None:
             del _PRELUDE[path]
             return False
-    defined = {name for (namespace, name) in snap["origin"] if namespace == "value"}
-    if defined & set(r.overrides.symbols) or defined & set(r.overrides.dtypes):
+    if not snap["values"].isdisjoint(r.overrides.symbols) or not snap["values"].isdisjoint(r.overrides.dtypes):
         return False
     for f in dataclasses.fields(Program):
         value = snap["program"][f.name]
@@ -95,7 +94,8 @@ def _snapshot(path: Path) -> Optional[dict]:
     if r.errors or r.program.equalities:
         return None
     snap = {f.name: getattr(r.program, f.name) for f in dataclasses.fields(Program)}
-    out = {"program": snap, "static_lets": dict(r.static.lets), "stamps": _stamps(r.loaded)}
+    out = {"program": snap, "static_lets": dict(r.static.lets), "stamps": _stamps(r.loaded),
+           "values": frozenset(name for (namespace, name) in r.origin if namespace == "value")}
     out.update({name: getattr(r, name) for name in _RESOLVER_STATE})
     return out
 
