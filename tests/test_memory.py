@@ -183,6 +183,21 @@ def test_efficiency_applies_once():
     assert b.value(only(b).critical_intensity) == 400
 
 
+def test_equal_kernels_share_figures_but_keep_their_own_efficiency():
+    # Two matmuls equal in shape, dtype and FLOPs share their figures (analysis.roofline), but a
+    # factor an op states names that op, so each kernel's must name its own: C and D each
+    # 2·64³ FLOPs at 0.8·1e15 FLOP/s; E states none and gets the hardware's raw peak, 1e15.
+    text = ("use hardware chapter_gpu\ninput A: fp16[64, 64]\ninput B: fp16[64, 64]\n"
+            "C = matmul(A, B) { efficiency_compute = 0.8 }\nD = matmul(A, B) { efficiency_compute = 0.8 }\n"
+            "E = matmul(A, B)\n")
+    a = load_string(text).analyze(fusion="none")
+    c, d, e = a.kernels
+    assert c.compute_efficiency.where == "kernel:C" and d.compute_efficiency.where == "kernel:D"
+    assert e.compute_efficiency is None
+    assert a.value(c.t_compute) == a.value(d.t_compute) == R(2 * 64 ** 3, 8 * 10 ** 14)
+    assert a.value(e.t_compute) == R(2 * 64 ** 3, 10 ** 15)
+
+
 def test_efficiency_must_be_a_fraction():
     with pytest.raises(CostlangError, match=r"in \(0, 1\]"):
         load_string('hardware h : chapter_gpu { efficiency HBM = 1.5 }')

@@ -220,10 +220,15 @@ def _launch_plus(launch, times: tuple):
 
 
 def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
-    """What a kernel's figures are before any value is substituted: the same for every scenario
-    that keeps its ops, cost and hardware (remembered per those objects; see analysis.shared)."""
+    """What a kernel's figures are before any value is substituted. They depend only on the
+    hardware, the kernel's cost (FLOPs, bytes per level, math dtype) and, per op, its kind, math
+    dtype, FLOPs and stated efficiencies: so the kernels of repeated layers, equal in all of
+    these, share one computation (the ops' names matter only where an op states an efficiency,
+    which names its op), and so do the scenarios that keep them."""
     nodes = tuple(program.nodes[n] for n in k.ops)
-    key = (id(cost), id(hw), tuple(map(id, nodes)))
+    stated = tuple(o for n in nodes for o in n.options if o[0].startswith("efficiency_"))
+    key = (id(hw), cost.flops, cost.bytes, cost.level_bytes, cost.math_dtype,
+           tuple((n.op.kind, n.math_dtype.name, n.flops) for n in nodes), stated, k.ops if stated else ())
     found = _FIGURES.get(key)
     if found is not None:
         return found[1]
@@ -237,7 +242,7 @@ def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost)
                smin(achieved_peak, bw * intensity))
     if len(_FIGURES) >= 8192:
         _FIGURES.clear()
-    _FIGURES[key] = ((cost, hw, nodes), figures)  # the objects stay alive, so their ids stay theirs
+    _FIGURES[key] = (hw, figures)  # the hardware stays alive, so its id stays its own
     return figures
 
 

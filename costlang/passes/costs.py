@@ -12,6 +12,7 @@ through views, so a view's consumer reads the viewed tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 import sympy
@@ -71,20 +72,20 @@ class KernelCost:
     level_bytes: tuple[tuple[str, sympy.Expr], ...] = ()
     tiling: Optional[TileModel] = None
 
-    @property
+    @cached_property  # a frozen value: its sums are computed once
     def algorithmic_bytes(self) -> sympy.Expr:
         """Each tensor read once and written once (DOMAIN.md), whatever the tiling or access."""
         return sympy.Add(*[t.ideal for t in self.reads + self.writes])
 
-    @property
+    @cached_property  # a frozen value: its sums are computed once
     def bytes_read(self) -> sympy.Expr:
         return sympy.Add(*[t.bytes for t in self.reads])
 
-    @property
+    @cached_property  # a frozen value: its sums are computed once
     def bytes_written(self) -> sympy.Expr:
         return sympy.Add(*[t.bytes for t in self.writes])
 
-    @property
+    @cached_property  # a frozen value: its sums are computed once
     def bytes(self) -> sympy.Expr:
         return self.bytes_read + self.bytes_written
 
