@@ -18,9 +18,9 @@ from typing import Optional
 import sympy
 
 from ..errors import Span
-from ..ir.graph import consumers_of_storage, operator_graph, program_outputs
+from ..ir.graph import operator_graph
 from ..passes.fusion import fuse
-from ..passes.costs import kernel_cost
+from ..passes.costs import Costing
 from .memo import remembered
 from .reuse import model_traffic
 from .verdict import Verdict, decide
@@ -65,11 +65,9 @@ def structure(program, hw, mode: str):
     found = _STRUCTURES.get(key)
     if found is not None:
         return found[1:]
-    kernels = fuse(G, program, mode)
-    consumers = consumers_of_storage(program)
-    outputs = program_outputs(program, consumers)
-    costs = tuple(model_traffic(program, hw, k.ops, kernel_cost(program, k.ops, outputs, consumers))
-                  for k in kernels)
+    costing = Costing(program)  # the verifier's costs of the fused kernels are the analysis's
+    kernels = fuse(G, program, mode, costing=costing)
+    costs = tuple(model_traffic(program, hw, k.ops, costing.of(k.ops)) for k in kernels)
     if len(_STRUCTURES) >= _LIMIT:
         _STRUCTURES.pop(next(iter(_STRUCTURES)))
     _STRUCTURES[key] = ((hw, nodes, tensors), G, kernels, costs)

@@ -20,7 +20,7 @@ import sympy
 from ..ir.graph import consumers_of_storage, program_outputs
 from ..ir.program import Program
 
-__all__ = ["Traffic", "KernelCost", "kernel_cost", "partition_costs", "role_of", "grouped_sum"]
+__all__ = ["Traffic", "KernelCost", "Costing", "kernel_cost", "partition_costs", "role_of", "grouped_sum"]
 
 
 @dataclass(frozen=True)
@@ -142,12 +142,31 @@ def _widest_math(nodes):
     return best
 
 
-def partition_costs(program: Program, kernels, outputs=None, consumers=None) -> tuple[KernelCost, ...]:
-    """The cost of every kernel of a partition (a tuple of `Kernel`s), in the same order; the
-    program's outputs and storage consumers (`ir.graph`) are found when not given."""
-    consumers = consumers_of_storage(program) if consumers is None else consumers
-    outputs = program_outputs(program, consumers) if outputs is None else outputs
-    return tuple(kernel_cost(program, k.ops, outputs, consumers) for k in kernels)
+class Costing:
+    """The kernel costs of one program, each set of ops costed once: the fusion verifier's costs
+    and the analysis's are the same (and an op left alone by fusion is the same kernel unfused
+    and fused). The program's storage consumers and outputs (`ir.graph`) are found once."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.consumers = consumers_of_storage(program)
+        self.outputs = program_outputs(program, self.consumers)
+        self._costs: dict = {}
+
+    def of(self, ops: tuple[str, ...]) -> KernelCost:
+        found = self._costs.get(ops)
+        if found is None:
+            found = self._costs[ops] = kernel_cost(self.program, ops, self.outputs, self.consumers)
+        return found
+
+    def partition(self, kernels) -> tuple[KernelCost, ...]:
+        """The cost of every kernel of a partition (`Kernel`s), in the same order."""
+        return tuple(self.of(k.ops) for k in kernels)
+
+
+def partition_costs(program: Program, kernels) -> tuple[KernelCost, ...]:
+    """The cost of every kernel of a partition (a tuple of `Kernel`s), in the same order."""
+    return Costing(program).partition(kernels)
 
 
 def grouped_sum(terms) -> sympy.Expr:

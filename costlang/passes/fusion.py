@@ -158,7 +158,7 @@ class FusionPass:
     mode: str
     name: str = "fusion"
 
-    def apply(self, G: nx.DiGraph, program, start=None) -> tuple[Kernel, ...]:
+    def apply(self, G: nx.DiGraph, program, start=None, costing=None) -> tuple[Kernel, ...]:
         kernels = start if start is not None else one_kernel_per_op(G)
         if self.mode != "none":
             groups = [k.ops for k in kernels]
@@ -168,19 +168,20 @@ class FusionPass:
                 groups = fuse_attention(G, program, groups)
             kernels = [Kernel(kernel_name(g), g) for g in groups]
         kernels = in_execution_order(G, kernels)
-        verify_partition(G, program, kernels, self.mode)
+        verify_partition(G, program, kernels, self.mode, costing)
         return kernels
 
 
-def fuse(G: nx.DiGraph, program, mode: str, start=None) -> tuple[Kernel, ...]:
-    """Partition the ops of `G` into kernels according to `mode` (see `FusionPass`).
+def fuse(G: nx.DiGraph, program, mode: str, start=None, costing=None) -> tuple[Kernel, ...]:
+    """Partition the ops of `G` into kernels according to `mode` (see `FusionPass`); `costing`
+    (`passes.costs.Costing`) keeps the kernel costs the verifier computes, for the caller.
 
     >>> from costlang.api import load_string
     >>> m = load_string("input x: fp32[8]\\na = cos(x)\\nb = cos(a)")
     >>> [k.name for k in fuse(m.graph, m.program, "elementwise")]
     ['a+b']
     """
-    return FusionPass(mode).apply(G, program, start)
+    return FusionPass(mode).apply(G, program, start, costing)
 
 
 def _sweep(G: nx.DiGraph, program, mode: str, groups: list) -> bool:

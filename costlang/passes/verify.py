@@ -15,12 +15,12 @@ with an elementwise epilogue).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Optional
 
 import networkx as nx
 import sympy
 
-from ..ir.graph import consumers_of_storage, program_outputs
-from .costs import grouped_sum, partition_costs
+from .costs import Costing, grouped_sum
 from .flash import attention_chains
 from .kernels import kernel_graph, one_kernel_per_op
 
@@ -33,14 +33,14 @@ class PartitionError(RuntimeError):
     """A fusion pass broke its contract (a bug in costlang, not in the input)."""
 
 
-def verify_partition(G: nx.DiGraph, program, kernels, mode: str) -> None:
-    """Raise `PartitionError` unless `kernels` is a valid partition of G's ops under `mode`."""
+def verify_partition(G: nx.DiGraph, program, kernels, mode: str, costing: Optional[Costing] = None) -> None:
+    """Raise `PartitionError` unless `kernels` is a valid partition of G's ops under `mode`
+    (`costing`: the program's kernel costs, to share them with the caller)."""
     _check_cover(G, kernels)
     _check_acyclic(G, kernels)
     _check_mode(G, program, kernels, mode)
-    consumers = consumers_of_storage(program)
-    outputs = program_outputs(program, consumers)
-    unfused, fused = (partition_costs(program, ks, outputs, consumers) for ks in (one_kernel_per_op(G), kernels))
+    costing = costing or Costing(program)
+    unfused, fused = costing.partition(one_kernel_per_op(G)), costing.partition(kernels)
     _check_flops(unfused, fused)
     _check_bytes(unfused, fused)
 
