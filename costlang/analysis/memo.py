@@ -163,7 +163,17 @@ def ssum(terms) -> sympy.Expr:
     (5*B, True)
     """
     key = tuple(terms)
-    return remembered(_SUMS, key, lambda: grouped_sum(c * e for c, e in key), 1024)
+    return remembered(_SUMS, key, lambda: _grouped_pairs(key), 1024)
+
+
+def _grouped_pairs(pairs: tuple) -> sympy.Expr:
+    """Σ count·expr with equal (count, expr) pairs counted first, as `grouped_sum` counts equal
+    terms: a model's kernels repeat a few pairs, so the few products are built once each (the
+    same canonical sum: sympy collects m·(c·e) and c·e + … + c·e alike)."""
+    counts: dict = {}
+    for pair in pairs:
+        counts[pair] = counts.get(pair, 0) + 1
+    return grouped_sum((c * m) * e for (c, e), m in counts.items())
 
 
 _BOUND: dict = {}

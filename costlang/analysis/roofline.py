@@ -187,7 +187,7 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,
                    bkey=None, floors: Optional[dict] = None) -> KernelResult:
-    peak, t_compute, ce, levels, main, bw, achieved_peak, intensity, attainable = \
+    peak, t_compute, ce, levels, main, intensity, critical, attainable, fraction = \
         _kernel_figures(program, hw, k, cost)
     binding = binding_level(levels, main.level, bindings)
     t_memory = binding.t_memory
@@ -205,8 +205,8 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     bound = with_level(within(bound, floors or {}), level)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
-        intensity, achieved_peak / bw, t_compute, t_memory, _launch_plus(hw.launch, times),
-        attainable, attainable / peak, bound,
+        intensity, critical, t_compute, t_memory, _launch_plus(hw.launch, times),
+        attainable, fraction, bound,
         levels, level, ce, program.count(repeat), repeat, t_comms, comms)
 
 
@@ -238,8 +238,8 @@ def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost)
     main = next(lt for lt in levels if lt.level == hw.main_memory.name)
     bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
     intensity = _ratio(cost.flops, cost.bytes)
-    figures = (peak, t_compute, ce, levels, main, bw, achieved_peak, intensity,
-               smin(achieved_peak, bw * intensity))
+    attainable = smin(achieved_peak, bw * intensity)
+    figures = (peak, t_compute, ce, levels, main, intensity, achieved_peak / bw, attainable, attainable / peak)
     if len(_FIGURES) >= 8192:
         _FIGURES.clear()
     _FIGURES[key] = (hw, figures)  # the hardware stays alive, so its id stays its own
@@ -306,7 +306,9 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     launches = int(launches) if launches.is_Integer else launches
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw, kernels)
-    busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms)) for k in kernels)
+    # a kernel's busy time is the max of its times; without comms, the T_kernel's max (`_launch_plus`)
+    busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms) if k.comms else smax(k.t_compute, k.t_memory))
+                for k in kernels)
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, _once_sums(kernels, once, hw)) \
