@@ -18,6 +18,7 @@ import argparse
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -79,7 +80,10 @@ _COUNTED_RUN = ("import cProfile, io, os, pstats, sys\n"
 
 
 def _calls_of(args: list[str]) -> int:
-    done = subprocess.run([sys.executable, "-c", _COUNTED_RUN, *args, "--time-budget", "1000"], env=ENV,
+    # one hash seed for every counted run: sympy's paths follow the order of its sets, which
+    # follows the seed, and moved a count by about 30,000 calls (1.5 % of a layer's) run to run
+    done = subprocess.run([sys.executable, "-c", _COUNTED_RUN, *args, "--time-budget", "1000"],
+                          env={**ENV, "PYTHONHASHSEED": "0"},
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if "calls: " not in done.stderr:
         raise SystemExit(f"benchmark command failed: costlang {' '.join(args)}\n{done.stderr}")
@@ -126,6 +130,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5, help="runs per case (the median is shown)")
     p.add_argument("--quick", action="store_true", help="L = 1, 8, 16, 32 only; 3 runs per case")
+    p.add_argument("--instructions", action="store_true",
+                   help="also count the machine instructions of the bound transformer at L = 1, 40, 80 "
+                        "(valgrind's cachegrind; about 5 minutes; skipped without valgrind)")
     args = p.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
     _warm_up()
@@ -137,6 +144,8 @@ def main(argv=None) -> int:
         t.add(f"costlang run examples/{rel}", s, "≤ 1.3× floor", s <= 1.3 * floor)
     with tempfile.TemporaryDirectory() as tmp:
         _transformers(t, Path(tmp), repeat, args.quick)
+        if args.instructions and not args.quick:
+            _instructions(t, Path(tmp))
         _scenarios(t, Path(tmp), repeat)
     _sweep(t)
     _peer(t)
@@ -147,6 +156,33 @@ def main(argv=None) -> int:
     failures = run_checks()
     print("outputs unchanged and exact: " + ("yes" if not failures else "NO\n  " + "\n  ".join(failures)))
     return 1 if failures else 0
+
+
+def _instructions_of(f: Path) -> int:
+    """Machine instructions of one whole `costlang run` (valgrind's cachegrind), under one hash seed:
+    a count the machine's speed, its caches and its other tenants cannot move."""
+    with tempfile.NamedTemporaryFile(suffix=".cg") as out:
+        # under valgrind a run is about 50× slower: the time budget is raised to match
+        done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out.name}",
+                               sys.executable, "-m", "costlang", "run", str(f), "--time-budget", "100000"],
+                              env={**ENV, "PYTHONHASHSEED": "0"}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    refs = [line for line in done.stderr.splitlines() if "I   refs:" in line or "I refs:" in line]
+    if done.returncode != 0 or not refs:
+        raise SystemExit(f"benchmark command failed under valgrind: {f}\n{done.stderr[-2000:]}")
+    return int(refs[-1].rsplit(":", 1)[1].replace(",", "").strip())
+
+
+def _instructions(t: Table, tmp: Path) -> None:
+    """Instructions per extra layer at L = 80 against L = 40 (the bound transformer): whether the
+    work itself is linear, apart from how fast the machine runs it."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: the instruction count is skipped", file=sys.stderr)
+        return
+    counts = {L: _instructions_of(tmp / f"t{L}.cost") for L in (1, 40, 80)}
+    per = lambda L: (counts[L] - counts[1]) / (L - 1)  # noqa: E731
+    t.add("  bound, instructions per extra layer, L=80 against L=40 (×; column 2: instructions/10⁹)",
+          per(80) / 1e9, "linear: × ≤ 1", per(80) <= per(40), ratio=per(80) / per(40))
 
 
 def _transformers(t: Table, tmp: Path, repeat: int, quick: bool) -> None:
