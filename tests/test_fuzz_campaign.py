@@ -53,6 +53,19 @@ def test_the_classifier_sees_internal_errors_nan_and_escapes(tmp_path):
     assert fuzz._bad_output(["sweep"], "", "--over:1:1: error: N is swept twice\n", 2) == ""
 
 
+def test_a_relative_work_folder_works(tmp_path, monkeypatch):
+    # `--out fuzz-out` (relative): the worker changes into its folder and then wrote `folder/case.cost`
+    # relative to it, so every case was an internal error of the harness (FileNotFoundError)
+    monkeypatch.chdir(tmp_path)
+    runner = fuzz.Campaign("fuzz-out/work", CPU_LIMIT)
+    try:
+        ok = runner.run("use hardware chapter_gpu\ndim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n",
+                        ["run", "case.cost"])
+    finally:
+        runner.stop()
+    assert ok.outcome == fuzz.OK, ok.detail
+
+
 def test_the_campaign_finds_no_failure(tmp_path):
     seeds = range(CASES) if CASES > 1000 else range(0, CASES * 37, 37)  # spread over the seed space
     report = fuzz.campaign(seeds, SOURCES, tmp_path, CPU_LIMIT)

@@ -245,7 +245,8 @@ class Campaign:
     def __init__(self, workdir: Path, cpu_limit: float = 30.0):
         import multiprocessing
         self._mp = multiprocessing.get_context("fork")
-        self.workdir, self.cpu_limit = Path(workdir), cpu_limit
+        # absolute: the worker changes into it and then names its files by it
+        self.workdir, self.cpu_limit = Path(workdir).resolve(), cpu_limit
         (self.workdir / "out").mkdir(parents=True, exist_ok=True)
         self._proc = None
         self._prepare()
