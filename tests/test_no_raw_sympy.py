@@ -35,17 +35,17 @@ def _cli(argv):
     return out.getvalue()
 
 
-def outputs(path: Path):
+def outputs(path: Path, analysis=None):
     """(command, text) for what `run`, `compare`, `sweep` and `derive` print for the file: the
-    analysis is made once, as the commands make it (`analysis.pipeline.analyze`), and every printer
-    reads it; `sweep` re-analyses with its symbol free, as the command does."""
+    analysis is made once, as the commands make it (`analysis.pipeline.analyze`), unless given,
+    and every printer reads it; `sweep` re-analyses with its symbol free, as the command does."""
     from costlang import load
     from costlang.analysis.pipeline import analyze
     from costlang.analysis.whatif import file_scenarios
     from costlang.derive_cli import render_derivation
     from costlang.printers.text import report
     from costlang.printers.whatif import comparison_lines
-    analysis = analyze(load(path).program)
+    analysis = analysis if analysis is not None else analyze(load(path).program)
     yield "run", report(analysis)
     compared = file_scenarios(analysis)   # what `costlang compare FILE` shows without --scenario
     if compared is not None:
@@ -81,24 +81,25 @@ def test_the_scan_finds_each_banned_spelling():
 
 
 #: the model-scale examples (80-layer decodes, MoE, Megatron, a 3-scenario compare): 4-10 s of CPU
-#: each for all seven outputs, so their full scan runs with the slow tests (COSTLANG_SLOW=1) to keep
-#: the default suite near two minutes; their `run` report is scanned by the default run
-#: (tests/test_all_files.py), and every other example is scanned here in full
+#: each for all seven outputs, so their full scan runs here with the slow tests (COSTLANG_SLOW=1) to
+#: keep the default suite under two minutes; their `run` report is scanned by the default run. Every
+#: other example is scanned in full by tests/test_all_files.py, from the analysis it makes anyway
 HEAVY = {"llm/llama3_70b_h100_decode.cost", "llm/serving_llama3_8b_h100.cost", "llm/mixtral_decode_experts.cost",
          "parallel/megatron_llama3_70b_layer.cost", "queries/llm_decode_batch.cost", "composition/mlp_stack.cost"}
-
-
-def _example(path: Path):
-    rel = str(path.relative_to(EXAMPLES))
-    return pytest.param(path, id=rel, marks=[pytest.mark.slow] if rel in HEAVY else [])
 
 
 def test_the_heavy_list_names_existing_examples():
     assert HEAVY <= {str(p.relative_to(EXAMPLES)) for p in example_files()}
 
 
-@pytest.mark.parametrize("path", [_example(p) for p in example_files()])
-def test_no_raw_sympy_in_any_output(path):
+def raw_sympy_in_outputs(path: Path, analysis=None) -> list:
+    """(command, token, line) for each banned spelling in any of the file's outputs."""
     source = path.read_text(encoding="utf-8")
-    found = [(command, token, line) for command, text in outputs(path) for token, line in raw_sympy(text, source)]
+    return [(command, token, line) for command, text in outputs(path, analysis) for token, line in raw_sympy(text, source)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", sorted(HEAVY))
+def test_no_raw_sympy_in_any_output_of_the_heavy_examples(rel):
+    found = raw_sympy_in_outputs(EXAMPLES / rel)
     assert not found, "\n".join(f"{cmd}: {token!r} in {line}" for cmd, token, line in found[:20])
