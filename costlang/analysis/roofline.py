@@ -229,9 +229,11 @@ def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost)
     stated = tuple(o for n in nodes for o in n.options if o[0].startswith("efficiency_"))
     key = (id(hw), cost.flops, cost.bytes, cost.level_bytes, cost.math_dtype,
            tuple((n.op.kind, n.math_dtype.name, n.flops) for n in nodes), stated, k.ops if stated else ())
-    found = _FIGURES.get(key)
-    if found is not None:
-        return found[1]
+    # the hardware is kept beside its figures, so its id stays its own while the entry exists
+    return remembered(_FIGURES, key, lambda: (hw, _figures(program, hw, k, cost)))[1]
+
+
+def _figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
     check_kernel_factors(program, hw, k.ops)
     peak, t_compute, ce = _compute(program, hw, k, cost)
     levels = level_times(program, hw, k.ops, cost)
@@ -239,11 +241,7 @@ def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost)
     bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
     intensity = _ratio(cost.flops, cost.bytes)
     attainable = smin(achieved_peak, bw * intensity)
-    figures = (peak, t_compute, ce, levels, main, intensity, achieved_peak / bw, attainable, attainable / peak)
-    if len(_FIGURES) >= 8192:
-        _FIGURES.clear()
-    _FIGURES[key] = (hw, figures)  # the hardware stays alive, so its id stays its own
-    return figures
+    return peak, t_compute, ce, levels, main, intensity, achieved_peak / bw, attainable, attainable / peak
 
 
 def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
