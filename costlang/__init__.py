@@ -4,8 +4,8 @@ Pipeline: text → AST (`frontend.parser`, built while Lark parses) → resolved
 → operator graph (`ir.graph`) → kernels (`passes.fusion`) → costs and roofline (`analysis`)
 → printers (`printers`).
 """
-from .api import Analysis, Model, load, load_string
-from .errors import CostlangError
+from costlang.api import Analysis, Model, load, load_string
+from costlang.errors import CostlangError
 
 __all__ = ["Analysis", "CostlangError", "Model", "load", "load_string"]
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
 """`python -m costlang` is the `costlang` command."""
-from .cli import command
+from costlang.cli import command
 
 command()

@@ -22,13 +22,13 @@ from typing import Mapping, Optional
 import networkx as nx
 import sympy
 
-from .analysis import roofline
-from .errors import CostSyntaxError, Source, Span
-from .frontend.loader import read_text
-from .frontend.parser import keep, parse
-from .frontend.resolve import resolve
-from .ir.graph import operator_graph
-from .ir.program import Program
+from costlang.analysis import roofline
+from costlang.errors import CostSyntaxError, Source, Span
+from costlang.frontend.loader import read_text
+from costlang.frontend.parser import keep, parse
+from costlang.frontend.resolve import resolve
+from costlang.ir.graph import operator_graph
+from costlang.ir.program import Program
 
 __all__ = ["Analysis", "Model", "load", "load_string"]
 
@@ -40,16 +40,16 @@ class Analysis(roofline.Analysis):
     def show(self, result=None, lang: str = "en", steps=None):
         """A result of this analysis (a kernel, the totals, a solve, a comparison…; None: all of it)
         for a notebook: Markdown and LaTeX, English or Korean (`printers.display`)."""
-        from .printers.display import render
+        from costlang.printers.display import render
         return render(self, result, lang, steps)
 
     # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
     def _repr_markdown_(self) -> str:
-        from .printers.markdown import MarkdownPrinter
+        from costlang.printers.markdown import MarkdownPrinter
         return MarkdownPrinter().doprint(self)
 
     def _repr_latex_(self) -> str:
-        from .printers.latex import LatexDocPrinter
+        from costlang.printers.latex import LatexDocPrinter
         return LatexDocPrinter().doprint(self)
 
     @classmethod
@@ -96,11 +96,11 @@ class Model:
         """
         program = self.program
         if settings:
-            from .frontend.edits import apply_settings
-            from .analysis.whatif import parse_settings
+            from costlang.frontend.edits import apply_settings
+            from costlang.analysis.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
-        from .analysis.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
+        from costlang.analysis.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
         return Analysis.of(analyze(program, fusion=fusion, hardware=hardware))
 
     def __repr__(self) -> str:
@@ -160,7 +160,7 @@ def _build(text: str, name: str, path: Optional[Path]) -> Model:
     if program.shardings or program.parallels:
         import dataclasses
 
-        from .passes.shard import shard_program  # the per-chip program (many chips)
+        from costlang.passes.shard import shard_program  # the per-chip program (many chips)
         origin = dataclasses.replace(program.origin, after=shard_program)  # what-ifs shard again
         program = shard_program(program)
         program.origin = origin

@@ -32,7 +32,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Union
 
-from .errors import BudgetError, Span
+from costlang.errors import BudgetError, Span
 
 __all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "time_budget", "limit", "budget_seconds", "BudgetError"]
 

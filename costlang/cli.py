@@ -14,10 +14,10 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from .budget import DEFAULT_SECONDS, limit
-from .errors import CostlangError
-from .printers.safe import terminal_safe
-from .ir.program import FUSION_MODES
+from costlang.budget import DEFAULT_SECONDS, limit
+from costlang.errors import CostlangError
+from costlang.printers.safe import terminal_safe
+from costlang.ir.program import FUSION_MODES
 
 __all__ = ["main", "command"]
 
@@ -25,7 +25,7 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from costlang import __version__
     p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
     p.add_argument("--version", action="version", version=f"costlang {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -43,14 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
     check.add_argument("--hardware", help="also check that this hardware exists and the program runs on it")
-    from .cli_hardware import add_parsers as add_hardware_parsers
+    from costlang.cli_hardware import add_parsers as add_hardware_parsers
     hardware = add_hardware_parsers(sub)  # hardware, validate, calibrate (issue 15)
-    from .derive_cli import add_parsers
+    from costlang.derive_cli import add_parsers
     notes = add_parsers(sub)  # derive, plot (issue 5)
-    from .cli_whatif import add_parsers as add_whatif_parsers, add_set_option
+    from costlang.cli_whatif import add_parsers as add_whatif_parsers, add_set_option
     add_set_option(run)
     whatif = add_whatif_parsers(sub)  # compare, sweep
-    from .cli_info import add_parsers as add_info_parsers
+    from costlang.cli_info import add_parsers as add_info_parsers
     info = add_info_parsers(sub)  # ops, completion, editor
     for s in (run, *whatif, notes[0]):
         s.add_argument("--units", choices=("decimal", "binary"), default="decimal",
@@ -88,7 +88,7 @@ def _collect_less() -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        from .printers.numbers import number_style
+        from costlang.printers.numbers import number_style
         with limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
                 number_style(binary=getattr(args, "units", "decimal") == "binary", exact=getattr(args, "exact", False)):
             out = COMMANDS[args.command](args)
@@ -129,27 +129,27 @@ def command() -> None:
 
 
 def _run(args) -> str:
-    from . import load
+    from costlang import load
     model = load(args.file)
-    from .analysis.pipeline import analyze
-    from .cli_whatif import apply_cli_settings
+    from costlang.analysis.pipeline import analyze
+    from costlang.cli_whatif import apply_cli_settings
     analysis = analyze(apply_cli_settings(model, args.set), fusion=args.fusion, hardware=args.hardware)
     comparison = None
     if args.compare_fusion:
-        from .analysis.compare import compare_fusion
+        from costlang.analysis.compare import compare_fusion
         comparison = compare_fusion(analysis)
     if args.json:
-        from .printers.json import to_json
+        from costlang.printers.json import to_json
         return to_json(analysis, comparison)
     if args.csv:
-        from .printers.csvout import run_csv
+        from costlang.printers.csvout import run_csv
         return run_csv(analysis)
-    from .printers.text import report
+    from costlang.printers.text import report
     return report(analysis, comparison, instances=args.instances)
 
 
 def _check(args) -> str:
-    from . import load
+    from costlang import load
     model = load(args.file)
     if args.hardware:
         model.analyze(hardware=args.hardware)
@@ -167,24 +167,24 @@ COMMANDS = {"run": _run, "check": _check,
 
 
 def _info(command: str, args) -> str:
-    from .cli_info import COMMANDS as INFO, completion_script
+    from costlang.cli_info import COMMANDS as INFO, completion_script
     if command == "completion":
         return completion_script(_parser(), args.shell)
     return INFO[command](args)
 
 
 def _hardware(command: str, args) -> str:
-    from .cli_hardware import COMMANDS as HARDWARE
+    from costlang.cli_hardware import COMMANDS as HARDWARE
     return HARDWARE[command](args)
 
 
 def _whatif(command: str, args) -> str:
-    from .cli_whatif import COMMANDS as WHATIF
+    from costlang.cli_whatif import COMMANDS as WHATIF
     return WHATIF[command](args)
 
 
 def _notes(command: str, args) -> str:
-    from .derive_cli import COMMANDS as NOTES
+    from costlang.derive_cli import COMMANDS as NOTES
     return NOTES[command](args)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from .errors import CostNameError, did_you_mean
+from costlang.errors import CostNameError, did_you_mean
 
 __all__ = ["add_parsers", "COMMANDS"]
 
@@ -35,10 +35,10 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
 
 
 def _program(args):
-    from .frontend.parser import parse
-    from .frontend.resolve import resolve
+    from costlang.frontend.parser import parse
+    from costlang.frontend.resolve import resolve
     if args.file:
-        from . import load
+        from costlang import load
         return load(args.file).program
     return resolve(parse("", "<presets>"), None)
 
@@ -46,7 +46,7 @@ def _program(args):
 def _hardware(args) -> str:
     program = _program(args)
     if args.action is None:
-        from .printers.hardware import hardware_list
+        from costlang.printers.hardware import hardware_list
         return hardware_list(program)
     if args.name is None:
         raise CostNameError("`costlang hardware show` needs a hardware name", None,
@@ -55,15 +55,15 @@ def _hardware(args) -> str:
         raise CostNameError(f"unknown hardware '{args.name}'", None,
                             did_you_mean(args.name, program.hardware)
                             or "`costlang hardware` lists the presets")
-    from .analysis.hardware_sheet import hardware_sheet
-    from .printers.hardware import hardware_sheet_text
+    from costlang.analysis.hardware_sheet import hardware_sheet
+    from costlang.printers.hardware import hardware_sheet_text
     return hardware_sheet_text(hardware_sheet(program, args.name))
 
 
 def _groups(args) -> tuple[dict, dict]:
     """Measured kernels of every file, grouped by hardware; and each hardware's main memory level."""
-    from . import load
-    from .analysis.calibrate import points
+    from costlang import load
+    from costlang.analysis.calibrate import points
     groups: dict = {}
     levels: dict = {}
     for path in args.files:
@@ -79,18 +79,18 @@ def _groups(args) -> tuple[dict, dict]:
 
 
 def _validate(args) -> str:
-    from .printers.validation import validation_text
+    from costlang.printers.validation import validation_text
     return validation_text(_groups(args)[0])
 
 
 def _calibrate(args) -> str:
-    from .analysis.calibrate import fit
-    from .printers.validation import calibrated_hardware, calibration_text
+    from costlang.analysis.calibrate import fit
+    from costlang.printers.validation import calibrated_hardware, calibration_text
     groups, levels = _groups(args)
     fits = {hw: fit(pts) for hw, pts in groups.items()}
     text = calibration_text(fits)
     if args.output:
-        from .derive_cli import _write
+        from costlang.derive_cli import _write
         cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
         _write(args, cost.encode("utf-8"))
         text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import CostlangError
+from costlang.errors import CostlangError
 
 __all__ = ["add_parsers", "completion_script", "COMMANDS"]
 
@@ -30,8 +30,8 @@ def add_parsers(sub) -> list:
 
 
 def _ops(args) -> str:
-    from .frontend import ast
-    from .frontend.resolve import resolve
+    from costlang.frontend import ast
+    from costlang.frontend.resolve import resolve
     program = resolve(ast.Module("<stdlib>", ()), None) if args.file is None else _load(args.file)
     rows = [{"name": o.name, "params": list(o.params), "kind": o.kind,
              "flops_per_element": None if o.kind == "view" else str(o.flops),
@@ -67,7 +67,7 @@ def _table(table) -> str:
 
 
 def _load(path: str):
-    from . import load
+    from costlang import load
     return load(path).program
 
 
@@ -88,8 +88,8 @@ def completion_script(parser, shell: str) -> str:
 
 
 def _editor(args) -> str:
-    from . import __version__
-    from .tools.editors import write_vscode_extension
+    from costlang import __version__
+    from costlang.tools.editors import write_vscode_extension
     folder = Path(args.folder)
     if folder.exists() or folder.is_symlink():
         raise CostlangError(f"{folder} exists already; costlang writes a new folder and never replaces one",

@@ -47,15 +47,15 @@ def apply_cli_settings(model, texts):
     """The model's program with every `--set` applied (the model itself is not changed)."""
     if not texts:
         return model.program
-    from .frontend.edits import apply_settings
-    from .analysis.whatif import parse_settings
+    from costlang.frontend.edits import apply_settings
+    from costlang.analysis.whatif import parse_settings
     settings = [o for text in texts for o in parse_settings(text)]
     return apply_settings(model.program, settings)
 
 
 def _analysis(args):
-    from . import load
-    from .analysis.pipeline import analyze
+    from costlang import load
+    from costlang.analysis.pipeline import analyze
     model = load(args.file)
     program = apply_cli_settings(model, getattr(args, "set", []))
     return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None))
@@ -67,22 +67,22 @@ def _compare(args) -> str:
     base = _analysis(args)
     found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base)
     if args.json:
-        from .printers.whatif import comparison_dict
-        from .printers.json import dumps
+        from costlang.printers.whatif import comparison_dict
+        from costlang.printers.json import dumps
         dicts = [comparison_dict(c) for c in found]
         return dumps(dicts[0] if len(dicts) == 1 else dicts)
     if args.csv:
-        from .printers.csvout import comparison_csv
+        from costlang.printers.csvout import comparison_csv
         return "\n".join(comparison_csv(c) for c in found)
-    from .printers.whatif import comparison_lines
+    from costlang.printers.whatif import comparison_lines
     return "\n".join("\n".join(comparison_lines(c)) + "\n" for c in found)
 
 
 def _cli_comparison(base, texts: list):
-    from .analysis.whatif import Settings, compare_analyses, parse_scenario, scenario_analysis
-    from .budget import time_budget
-    from .errors import Source, Span
-    from .analysis.whatif import baseline_settings
+    from costlang.analysis.whatif import Settings, compare_analyses, parse_scenario, scenario_analysis
+    from costlang.budget import time_budget
+    from costlang.errors import Source, Span
+    from costlang.analysis.whatif import baseline_settings
     named = [("baseline", baseline_settings(base), base)]
     if not texts:
         return compare_analyses(named)
@@ -95,7 +95,7 @@ def _cli_comparison(base, texts: list):
 
 
 def _file_comparisons(base) -> tuple:
-    from .analysis.whatif import file_scenarios
+    from costlang.analysis.whatif import file_scenarios
     if base.comparisons:
         return tuple(base.comparisons)
     scenarios = file_scenarios(base)
@@ -103,8 +103,8 @@ def _file_comparisons(base) -> tuple:
 
 
 def _sweep(args) -> str:
-    from .analysis.sweep import parse_axis, sweep
-    from .printers.whatif import sweep_csv, sweep_dict, sweep_table
+    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.printers.whatif import sweep_csv, sweep_dict, sweep_table
     base = _analysis(args)
     axes = [parse_axis(base.program, text) for text in args.over]
     _check_grid(axes, args.over)
@@ -112,7 +112,7 @@ def _sweep(args) -> str:
     if args.csv:
         return sweep_csv(result)
     if args.json:
-        from .printers.json import dumps
+        from costlang.printers.json import dumps
         return dumps(sweep_dict(result))
     return sweep_table(result)
 
@@ -121,7 +121,7 @@ def _check_grid(axes, texts) -> None:
     """The grid of two axes has as many points as their product: it is capped, not only each axis."""
     import math
 
-    from .analysis.sweep import MAX_GRID, SweepError, arg_span
+    from costlang.analysis.sweep import MAX_GRID, SweepError, arg_span
     for i, a in enumerate(axes):
         if any(b.name == a.name for b in axes[:i]):   # the table would show it twice, with the last one winning
             raise SweepError(f"{a.name} is swept twice", arg_span("--over", texts[i]),

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import sympy
 
-from .errors import CostlangError, Source, Span
-from .ir.program import FUSION_MODES
-from .printers.phrases import LANGUAGES
+from costlang.errors import CostlangError, Source, Span
+from costlang.ir.program import FUSION_MODES
+from costlang.printers.phrases import LANGUAGES
 
 __all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation",
            "ArgumentError", "COMMANDS"]
@@ -70,7 +70,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                       help="paper (default) or slides: a 16:9 figure with large type")
     plot.add_argument("--against", metavar="QUERY|istar",
                       help="the reference line the sweep crosses (default: I* for an intensity)")
-    from .cli_whatif import add_set_option
+    from costlang.cli_whatif import add_set_option
     add_set_option(plot)
     add_set_option(derive)
     return [derive, plot]
@@ -80,24 +80,24 @@ def render_derivation(analysis, fmt: str = "md", lang: str = "en", standalone: b
                       extras=(), steps=None) -> str:
     """The derivation of `analysis`, then of each extra result (e.g. a `FusionComparison`);
     `steps`: which steps of each kernel to show (default: all of `printers.derivation.STEPS`)."""
-    from .printers.derivation import STEPS
+    from costlang.printers.derivation import STEPS
     settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
     if fmt == "md":
-        from .printers.markdown import MarkdownPrinter
+        from costlang.printers.markdown import MarkdownPrinter
         return MarkdownPrinter(**settings).doprint(analysis, extras=extras)
-    from .printers.latex import LatexDocPrinter
+    from costlang.printers.latex import LatexDocPrinter
     return LatexDocPrinter(standalone=standalone, **settings).doprint(analysis, extras=extras)
 
 
 def parse_steps(text):
     """`--steps intensity,verdict` → the steps in the recipe's order; unknown names are errors."""
-    from .printers.derivation import STEPS
+    from costlang.printers.derivation import STEPS
     if text is None:
         return None
     names = [t.strip() for t in text.split(",") if t.strip()]
     unknown = [n for n in names if n not in STEPS]
     if unknown or not names:
-        from .errors import did_you_mean
+        from costlang.errors import did_you_mean
         raise ArgumentError(f"--steps takes steps among {', '.join(STEPS)}, not {unknown[0] if unknown else text!r}",
                             argument_span("--steps", text),
                             did_you_mean(unknown[0], STEPS) if unknown else None)
@@ -107,7 +107,7 @@ def parse_steps(text):
 def _emit(text: str, args) -> str:
     if args.output is None:
         return text
-    from .printers.safe import terminal_safe  # the file is read on a terminal too
+    from costlang.printers.safe import terminal_safe  # the file is read on a terminal too
     _write(args, terminal_safe(text).encode("utf-8"))
     return ""
 
@@ -155,16 +155,16 @@ def check_output(args) -> Path:
 
 
 def derive_command(args) -> str:
-    from . import load
+    from costlang import load
     if args.output is not None:
         check_output(args)
-    from .analysis.pipeline import analyze
-    from .cli_whatif import apply_cli_settings
+    from costlang.analysis.pipeline import analyze
+    from costlang.cli_whatif import apply_cli_settings
     steps = parse_steps(args.steps)
     analysis = analyze(apply_cli_settings(load(args.file), args.set), fusion=args.fusion, hardware=args.hardware)
     extras = ()
     if args.compare_fusion:
-        from .analysis.compare import compare_fusion
+        from costlang.analysis.compare import compare_fusion
         extras = (compare_fusion(analysis),)
     return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args)
 
@@ -181,14 +181,14 @@ def plot_command(args) -> str:
                             f"{', '.join(plot.FORMATS[:-1])} or {plot.FORMATS[-1]}",
                             argument_span("-o", args.output))
     check_output(args)
-    from . import load
-    from .analysis.pipeline import analyze
-    from .cli_whatif import apply_cli_settings
+    from costlang import load
+    from costlang.analysis.pipeline import analyze
+    from costlang.cli_whatif import apply_cli_settings
     program = apply_cli_settings(load(args.file), args.set)
     axis = None
     if args.over is not None:
-        from .analysis.curve import CURVE_POINTS
-        from .analysis.sweep import parse_axis
+        from costlang.analysis.curve import CURVE_POINTS
+        from costlang.analysis.sweep import parse_axis
         axis = parse_axis(program, args.over, default=f"log:{CURVE_POINTS if args.sweep else TRAJECTORY_POINTS}")
     if args.sweep:
         figure = _sweep_plot(plot, program, args, axis)
@@ -198,7 +198,7 @@ def plot_command(args) -> str:
         unfused = [analyze(program, fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
         trajectories = []
         if axis is not None:
-            from .analysis.curve import kernel_trajectories
+            from costlang.analysis.curve import kernel_trajectories
             trajectories = [kernel_trajectories(a, axis) for a in analyses]
         elif not any(plot.points(a) for a in analyses):
             _nothing_to_place(program, analyses)
@@ -226,8 +226,8 @@ TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default 
 
 
 def _sweep_plot(plot, program, args, axis):
-    from .analysis.curve import query_curve
-    from .analysis.pipeline import analyze
+    from costlang.analysis.curve import query_curve
+    from costlang.analysis.pipeline import analyze
     a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
     if axis is None:
         lo, hi, name, xs = 1, 10000, None, None
@@ -269,7 +269,7 @@ def _plotting():
     except ImportError:
         raise ArgumentError("`costlang plot` needs matplotlib, which is not installed", None,
                             "pip install 'costlang[plot]'") from None
-    from .printers import plot
+    from costlang.printers import plot
     return plot
 
 

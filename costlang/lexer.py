@@ -9,7 +9,7 @@ from __future__ import annotations
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 
-from .frontend.keywords import NUMBER_PATTERN, OPERATOR_PATTERN, UNIT_PATTERN, grammar_keywords
+from costlang.frontend.keywords import NUMBER_PATTERN, OPERATOR_PATTERN, UNIT_PATTERN, grammar_keywords
 
 __all__ = ["CostLexer"]
 

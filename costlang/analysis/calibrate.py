@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..errors import SemanticError
+from costlang.errors import SemanticError
 
 __all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "signed_error", "mape"]
 

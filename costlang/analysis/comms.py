@@ -14,10 +14,10 @@ from typing import Optional
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.program import Program
-from ..ir.system import Comms, Link
-from ..passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
+from costlang.errors import SemanticError
+from costlang.ir.program import Program
+from costlang.ir.system import Comms, Link
+from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
 __all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
            "once_per_step"]

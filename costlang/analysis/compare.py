@@ -14,8 +14,8 @@ from typing import Optional
 
 import sympy
 
-from ..units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
-from .roofline import analyze_roofline
+from costlang.units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
+from costlang.analysis.roofline import analyze_roofline
 
 __all__ = ["Change", "FusionComparison", "compare_fusion", "analysis_under", "FIGURES"]
 

@@ -14,7 +14,7 @@ from typing import Optional
 
 import sympy
 
-from ..ir.program import RESIDENT_ROLES
+from costlang.ir.program import RESIDENT_ROLES
 
 __all__ = ["Figures", "RepeatResult", "repeats", "instance_kernels", "instance_totals", "crossings",
            "weight_bytes", "kernel_scopes", "instance_names"]
@@ -85,7 +85,7 @@ def repeats(a) -> tuple[RepeatResult, ...]:
 
 def instance_totals(a, name: str):
     """The `Totals` of an instance's kernels, each counted as often as it runs."""
-    from .roofline import _totals
+    from costlang.analysis.roofline import _totals
     return _totals(instance_kernels(a, name), a.hardware, a.bindings, a.program.instances[name].span)
 
 

@@ -15,11 +15,11 @@ from typing import Optional
 import numpy as np
 import sympy
 
-from ..budget import time_budget
-from ..errors import BudgetError, SemanticError, did_you_mean
-from ..frontend.expr import unit_words
-from ..units import INTENSITY
-from .sweep import Axis, arg_span, sweep
+from costlang.budget import time_budget
+from costlang.errors import BudgetError, SemanticError, did_you_mean
+from costlang.frontend.expr import unit_words
+from costlang.units import INTENSITY
+from costlang.analysis.sweep import Axis, arg_span, sweep
 
 __all__ = ["QueryCurve", "Trajectory", "query_curve", "kernel_trajectories", "crossings", "CURVE_POINTS",
            "ISTAR"]

@@ -13,10 +13,10 @@ from typing import Optional
 
 import sympy
 
-from ..ir import expr as ir_expr
-from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND, Unit
-from .verdict import Verdict
+from costlang.ir import expr as ir_expr
+from costlang.ir.program import Value
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND, Unit
+from costlang.analysis.verdict import Verdict
 
 __all__ = ["Term", "Name", "Literal", "Step", "TrafficLine", "KernelDerivation", "MeasuredDerivation",
            "derive_kernel", "derive_totals", "derive_bounds", "derive_query", "derive_measured", "derive_lets",
@@ -183,7 +183,7 @@ def derive_kernel(a, k) -> KernelDerivation:
 def _comms_steps(a, k) -> tuple[Step, ...]:
     """The α–β cost of a collective kernel: its message n, sent(p, n), steps(p) and
     T_comms = sent / (links · BW_link) + steps · α, each formula with its numbers put in."""
-    from ..ir.system import GROUP, MESSAGE
+    from costlang.ir.system import GROUP, MESSAGE
     c, link = k.comms.comms, k.comms.link
     put = {GROUP: a.value(c.group), MESSAGE: a.value(c.message)}
     bw = LINK_BW_T if link.links == 1 else sympy.Mul(LINKS_T, LINK_BW_T, evaluate=False)
@@ -247,7 +247,7 @@ def derive_totals(a) -> tuple[Step, ...]:
 def derive_bounds(a) -> tuple[Step, ...]:
     """Many chips: the lower bound (communication fully overlapped) and the upper bound (nothing
     overlapped) over the sums, × (m + p − 1)/m with pipeline stages; () without communication."""
-    from .comms import once_per_step, pipeline_stretch
+    from costlang.analysis.comms import once_per_step, pipeline_stretch
     t = a.totals
     if t.t_overlap is None:
         return ()

@@ -12,8 +12,8 @@ from typing import Optional
 
 import sympy
 
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, INTENSITY, SECOND
-from .derive import Step, Term, unevaluated_subs
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, INTENSITY, SECOND
+from costlang.analysis.derive import Step, Term, unevaluated_subs
 
 __all__ = ["MemoryDerivation", "derive_memory"]
 

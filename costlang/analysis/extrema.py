@@ -15,7 +15,7 @@ from typing import Optional
 
 import sympy
 
-from ..errors import SolveError
+from costlang.errors import SolveError
 
 __all__ = ["Branch", "branches", "branch_roots", "holds_at", "ties_at", "limit", "sign_near", "MAX_EXTREMA"]
 

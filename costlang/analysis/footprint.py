@@ -17,9 +17,9 @@ from typing import Optional
 
 import sympy
 
-from ..ir.program import RESIDENT_ROLES, Program
-from ..passes.costs import Traffic, role_of
-from .memo import smax
+from costlang.ir.program import RESIDENT_ROLES, Program
+from costlang.passes.costs import Traffic, role_of
+from costlang.analysis.memo import smax
 
 __all__ = ["Footprint", "footprint"]
 

@@ -14,8 +14,8 @@ from typing import Optional
 
 import sympy
 
-from ..errors import Span
-from ..ir.program import Hardware, Program
+from costlang.errors import Span
+from costlang.ir.program import Hardware, Program
 
 __all__ = ["Figure", "Definition", "HardwareSheet", "hardware_sheet", "describe", "preset_names"]
 

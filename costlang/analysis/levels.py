@@ -14,10 +14,10 @@ from typing import Optional
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.program import Efficiency, Hardware, Program
-from ..passes.costs import KernelCost
-from .memo import dominates
+from costlang.errors import SemanticError
+from costlang.ir.program import Efficiency, Hardware, Program
+from costlang.passes.costs import KernelCost
+from costlang.analysis.memo import dominates
 
 __all__ = ["LevelTime", "level_times", "binding_level", "factor", "check_kernel_factors"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..passes.costs import grouped_sum
+from costlang.passes.costs import grouped_sum
 
 __all__ = ["smax", "smin", "ssum", "remembered", "bound_value", "substitute", "dominates", "clear"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..ir.program import Program
-from .queries import analyze_with_queries
-from .roofline import Analysis
+from costlang.ir.program import Program
+from costlang.analysis.queries import analyze_with_queries
+from costlang.analysis.roofline import Analysis
 
 __all__ = ["analyze"]
 
@@ -23,9 +23,9 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
     analysis.solves, analysis.comparisons = (), ()
     if program.solves:  # the solver and the what-ifs are imported only by files that use them
-        from .solve import answer_solves
+        from costlang.analysis.solve import answer_solves
         analysis.solves = answer_solves(analysis)
     if program.compares:
-        from .whatif import answer_compares
+        from costlang.analysis.whatif import answer_compares
         analysis.comparisons = answer_compares(analysis)
     return analysis

@@ -11,15 +11,15 @@ from typing import Union
 
 import sympy
 
-from ..errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
-from ..ir.expr import Call, Expr, Name
-from ..ir.statements import Query
-from ..frontend.expr import evaluate
-from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
-from ..frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
-from .roofline import KernelResult, analyze_roofline
-from .verdict import Verdict
+from costlang.errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
+from costlang.ir.expr import Call, Expr, Name
+from costlang.ir.statements import Query
+from costlang.frontend.expr import evaluate
+from costlang.ir.program import Value
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
+from costlang.frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
+from costlang.analysis.roofline import KernelResult, analyze_roofline
+from costlang.analysis.verdict import Verdict
 
 __all__ = ["QueryResult", "analyze_with_queries", "answer_queries", "evaluate_in"]
 
@@ -160,7 +160,7 @@ class _QueryScope:
         if f in STATIC_FUNCTIONS:
             return static_call(ProgramNames(self.a.program), node)
         if f == "with_fusion":  # the expression over the same program under another fusion mode
-            from .compare import analysis_under
+            from costlang.analysis.compare import analysis_under
             return evaluate(node.args[1], _QueryScope(analysis_under(self.a, node.args[0].id)))
         if f == "bound":
             raise SemanticError("bound() gives a verdict, not a number; query it on its own",
@@ -170,7 +170,7 @@ class _QueryScope:
     def _weight_bytes(self, node: Call, parameters: bool = False) -> sympy.Expr:
         """Weights and caches of the program, of a block instance or repeat, or of one tensor;
         with `parameters`, the number of weight elements (caches left out), × repeat counts."""
-        from .composition import weight_bytes
+        from costlang.analysis.composition import weight_bytes
         p = self.a.program
         roles = ("weight",) if parameters else ("weight", "cache")
         if not node.args:
@@ -235,7 +235,7 @@ class _QueryScope:
         if f == "chips":
             return Value(chips, DIMENSIONLESS)
         if f == "bubble":
-            from .comms import bubble_fraction
+            from costlang.analysis.comms import bubble_fraction
             return Value(bubble_fraction(a.program), DIMENSIONLESS)
         if f == "footprint_system":
             return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
@@ -266,7 +266,7 @@ class _QueryScope:
         name = arg.id
         p = self.a.program
         if name in p.instances:  # a block call or repeat: all of its kernels, × their counts
-            from .composition import instance_totals
+            from costlang.analysis.composition import instance_totals
             return instance_totals(self.a, name)
         if name not in p.nodes:
             producer = p.producer(name) if name in p.tensors else None
@@ -287,7 +287,7 @@ class _QueryScope:
         if isinstance(target, KernelResult):
             return [(target, 1)]
         if node.args:
-            from .composition import instance_kernels
+            from costlang.analysis.composition import instance_kernels
             kernels = instance_kernels(self.a, node.args[0].id)
         else:
             kernels = self.a.kernels

@@ -17,8 +17,8 @@ from typing import Optional
 
 import sympy
 
-from ..budget import time_budget
-from .bounds import Bound, Condition, Interval, Regime, Verdict, bound_at
+from costlang.budget import time_budget
+from costlang.analysis.bounds import Bound, Condition, Interval, Regime, Verdict, bound_at
 
 __all__ = ["core", "one_symbol", "regimes", "conditions", "relation"]
 

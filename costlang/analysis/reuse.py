@@ -29,9 +29,9 @@ from typing import Optional
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.program import Hardware, Program
-from ..passes.costs import KernelCost, TileModel, Traffic
+from costlang.errors import SemanticError
+from costlang.ir.program import Hardware, Program
+from costlang.passes.costs import KernelCost, TileModel, Traffic
 
 __all__ = ["model_traffic", "staging_level", "ACCUMULATOR_BYTES", "STATS_BYTES"]
 

@@ -13,19 +13,19 @@ from typing import Optional
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.graph import consumers_of_storage, program_outputs
-from ..ir.program import Hardware, Program
-from ..passes.kernels import Kernel
-from ..ir.program import Efficiency
-from .comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
-from ..passes.costs import KernelCost, grouped_sum
-from .footprint import Footprint, footprint
-from .memo import bound_value, remembered, smax, smin, ssum
-from .shared import bindings_key, decide_bound, structure
-from .measured import measured
-from .levels import binding_level, check_kernel_factors, factor, level_times
-from .verdict import Verdict, decide, decide_comms, domain_floors, with_level, within
+from costlang.errors import SemanticError
+from costlang.ir.graph import consumers_of_storage, program_outputs
+from costlang.ir.program import Hardware, Program
+from costlang.passes.kernels import Kernel
+from costlang.ir.program import Efficiency
+from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
+from costlang.passes.costs import KernelCost, grouped_sum
+from costlang.analysis.footprint import Footprint, footprint
+from costlang.analysis.memo import bound_value, remembered, smax, smin, ssum
+from costlang.analysis.shared import bindings_key, decide_bound, structure
+from costlang.analysis.measured import measured
+from costlang.analysis.levels import binding_level, check_kernel_factors, factor, level_times
+from costlang.analysis.verdict import Verdict, decide, decide_comms, domain_floors, with_level, within
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
 
@@ -161,7 +161,7 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
                             "add a line such as `use hardware h100_sxm` "
                             "(`costlang hardware` lists the presets)")
     if name not in program.hardware:
-        from ..errors import CostNameError, did_you_mean
+        from costlang.errors import CostNameError, did_you_mean
         raise CostNameError(f"unknown hardware '{name}'", None, did_you_mean(name, program.hardware)
                             or "`costlang hardware` lists the presets")
     return program.hardware[name]

@@ -17,13 +17,13 @@ from typing import Optional
 
 import sympy
 
-from ..errors import Span
-from ..ir.graph import operator_graph
-from ..passes.fusion import fuse
-from ..passes.costs import Costing
-from .memo import remembered
-from .reuse import model_traffic
-from .verdict import Verdict, decide
+from costlang.errors import Span
+from costlang.ir.graph import operator_graph
+from costlang.passes.fusion import fuse
+from costlang.passes.costs import Costing
+from costlang.analysis.memo import remembered
+from costlang.analysis.reuse import model_traffic
+from costlang.analysis.verdict import Verdict, decide
 
 __all__ = ["structure", "decide_bound", "bindings_key", "BindingsKey", "clear"]
 

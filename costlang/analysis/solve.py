@@ -24,22 +24,22 @@ from typing import Optional
 import sympy
 from sympy.core.function import PoleError
 
-from ..budget import time_budget
-from ..errors import BudgetError, SolveError, Span, UnitError, did_you_mean
-from ..ir.expr import Call, Expr, Name
-from ..ir.statements import Solve
-from ..frontend.expr import unit_words
-from ..ir.program import Value
-from ..units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
-from .bounds import COMPUTE, MEMORY
-from .regimes import SYMPY_FAILURES
-from .solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
-from .extrema import Branch, branch_roots, holds_at, sign_near, ties_at
-from .queries import analyze_with_queries, evaluate_in
-from .solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
+from costlang.budget import time_budget
+from costlang.errors import BudgetError, SolveError, Span, UnitError, did_you_mean
+from costlang.ir.expr import Call, Expr, Name
+from costlang.ir.statements import Solve
+from costlang.frontend.expr import unit_words
+from costlang.ir.program import Value
+from costlang.units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
+from costlang.analysis.bounds import COMPUTE, MEMORY
+from costlang.analysis.regimes import SYMPY_FAILURES
+from costlang.analysis.solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
+from costlang.analysis.extrema import Branch, branch_roots, holds_at, sign_near, ties_at
+from costlang.analysis.queries import analyze_with_queries, evaluate_in
+from costlang.analysis.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
-from ..frontend.edits import unbind
-from ..frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware
+from costlang.frontend.edits import unbind
+from costlang.frontend.variants import HARDWARE_TARGETS, Lifted, for_analysis, generalize, lift_hardware
 
 __all__ = ["Regime", "NoCrossing", "Limit", "Approximation", "WholeAnswer", "Step", "SolveResult",
            "RegimeMap", "Side", "Case", "Taken", "StepKind", "Undecided", "solve", "answer_solves",

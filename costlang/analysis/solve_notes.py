@@ -13,7 +13,7 @@ from typing import Optional
 
 import sympy
 
-from .extrema import branch_roots, limit
+from costlang.analysis.extrema import branch_roots, limit
 
 __all__ = ["NoCrossing", "Limit", "Approximation", "APPROXIMATION_TOLERANCE", "no_crossing",
            "conditions", "limits", "approximations", "tidy", "sign_at"]

@@ -13,7 +13,7 @@ from typing import Optional
 
 import sympy
 
-from .bounds import Bound, Word
+from costlang.analysis.bounds import Bound, Word
 
 __all__ = ["Side", "Taken", "Case", "StepKind", "Undecided", "sides_of"]
 

@@ -21,18 +21,18 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from ..errors import SemanticError, Source, Span, did_you_mean
-from ..frontend import ast
-from ..ir.expr import Call, Option
-from ..ir.statements import Query
-from ..ir.program import Value
-from ..units import Unit
-from .bounds import BALANCED, COMPUTE, MEMORY, Bound
-from .vectorised import SweepError, evaluator
-from .verdict import decide, domain_floors, within
-from .queries import analyze_with_queries, evaluate_in, stated_unit
-from ..frontend.edits import unbind
-from ..frontend.variants import evaluate_setting, for_analysis
+from costlang.errors import SemanticError, Source, Span, did_you_mean
+from costlang.frontend import ast
+from costlang.ir.expr import Call, Option
+from costlang.ir.statements import Query
+from costlang.ir.program import Value
+from costlang.units import Unit
+from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY, Bound
+from costlang.analysis.vectorised import SweepError, evaluator
+from costlang.analysis.verdict import decide, domain_floors, within
+from costlang.analysis.queries import analyze_with_queries, evaluate_in, stated_unit
+from costlang.frontend.edits import unbind
+from costlang.frontend.variants import evaluate_setting, for_analysis
 
 __all__ = ["Axis", "Crossing", "Mark", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
 
@@ -88,7 +88,7 @@ def arg_span(flag: str, text: str) -> Span:
 def parse_axis(program, text: str, default: str = "lin") -> Axis:
     """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]` or an explicit list `NAME=V1,V2,...`; bounds and
     values are costlang expressions. `default` is the spacing when the range names none."""
-    from .whatif import parse_settings
+    from costlang.analysis.whatif import parse_settings
     name, sep, rest = text.partition("=")
     spec, _, mode = rest.partition(":")
     lo_text, dots, hi_text = spec.partition("..")
@@ -156,7 +156,7 @@ def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
 
 def _shown(analysis, text: str) -> Query:
     """A query of the file by name, or a costlang expression (which may name its unit: `... in tokens/s`)."""
-    from ..frontend.parser import parse
+    from costlang.frontend.parser import parse
     for q in analysis.program.queries:
         if q.name == text:
             return q

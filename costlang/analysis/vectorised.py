@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ..errors import CostlangError
+from costlang.errors import CostlangError
 
 __all__ = ["Evaluator", "evaluator", "SweepError"]
 

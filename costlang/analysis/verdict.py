@@ -31,11 +31,11 @@ from typing import Optional
 
 import sympy
 
-from ..budget import time_budget
-from ..errors import Span
-from .bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, Bound, Condition, Interval, Regime,
+from costlang.budget import time_budget
+from costlang.errors import Span
+from costlang.analysis.bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, Bound, Condition, Interval, Regime,
                      Times, Verdict, bound_at, with_level)
-from .regimes import conditions, one_symbol, regimes
+from costlang.analysis.regimes import conditions, one_symbol, regimes
 
 __all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "decide", "decide_comms",
            "with_level", "clear_caches", "domain_floors", "within", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]

@@ -14,16 +14,16 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..budget import time_budget
-from ..errors import CostlangError, CostSyntaxError, Source, Span
-from ..frontend import ast
-from ..ir.expr import Option
-from ..ir.program import Value
-from ..units import BYTE, FLOP, INTENSITY, SECOND, Unit
-from ..frontend.edits import apply_settings
-from ..frontend.variants import setting_text
-from .queries import analyze_with_queries
-from .solve import SolveResult, answer_solves
+from costlang.budget import time_budget
+from costlang.errors import CostlangError, CostSyntaxError, Source, Span
+from costlang.frontend import ast
+from costlang.ir.expr import Option
+from costlang.ir.program import Value
+from costlang.units import BYTE, FLOP, INTENSITY, SECOND, Unit
+from costlang.frontend.edits import apply_settings
+from costlang.frontend.variants import setting_text
+from costlang.analysis.queries import analyze_with_queries
+from costlang.analysis.solve import SolveResult, answer_solves
 
 __all__ = ["ComparisonRow", "Comparison", "Settings", "answer_compares", "compare_analyses", "scenario_analysis",
            "parse_settings", "parse_scenario", "scenario_settings", "baseline_settings", "file_scenarios"]
@@ -62,7 +62,7 @@ _ALIASES = {"hw": "hardware"}
 
 def parse_settings(text: str, source_name: str = "--set") -> tuple[Option, ...]:
     """`B=1; hardware=h100_sxm`, parsed as the body of a scenario block by the costlang parser."""
-    from ..frontend.parser import parse
+    from costlang.frontend.parser import parse
     if "\n" in text:
         raise CostSyntaxError("settings are one line", Span(Source(source_name, text), 1, 1, 1, 2))
     try:  # the settings on a line of their own, so their columns are the user's

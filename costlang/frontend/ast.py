@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ..errors import Span
+from costlang.errors import Span
 # expressions are IR nodes, shared with the IR (lets, queries, solves, scenario settings)
-from ..ir.expr import BinOp, Call, Const, Expr, Name, Neg, Num, Option, Quantity  # noqa: F401
+from costlang.ir.expr import BinOp, Call, Const, Expr, Name, Neg, Num, Option, Quantity  # noqa: F401
 # the statements a program answers are IR records already (the AST's are the same): one copy
-from ..ir.statements import Compare, Let, Query, Scenario, Solve  # noqa: F401
+from costlang.ir.statements import Compare, Let, Query, Scenario, Solve  # noqa: F401
 
 
 # --- statements ------------------------------------------------------------------------------

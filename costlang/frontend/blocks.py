@@ -13,15 +13,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import CostlangError, SemanticError, ShapeError, did_you_mean
-from ..ir.kinds import same_dim, shape_text
-from ..ir.program import Instance, Repeat, Tensor
-from ..ir.statements import Block, BlockParam
-from ..units import DIMENSIONLESS
-from . import ast
-from .calls import resolve_call
-from .operands import tensor_arg
-from .rename import block_locals, rename
+from costlang.errors import CostlangError, SemanticError, ShapeError, did_you_mean
+from costlang.ir.kinds import same_dim, shape_text
+from costlang.ir.program import Instance, Repeat, Tensor
+from costlang.ir.statements import Block, BlockParam
+from costlang.units import DIMENSIONLESS
+from costlang.frontend import ast
+from costlang.frontend.calls import resolve_call
+from costlang.frontend.operands import tensor_arg
+from costlang.frontend.rename import block_locals, rename
 
 __all__ = ["assign", "define_block", "subexpression"]
 
@@ -66,7 +66,7 @@ def assign(r, s: ast.Assign) -> None:
         elif call.op in r.block_defs:
             call_block(r, call, targets, targets[0])
         elif call.op == "split" and "split" not in r.program.ops:
-            from .builtins import split
+            from costlang.frontend.builtins import split
             split(r, s, targets)
         else:
             if len(targets) > 1:
@@ -139,7 +139,7 @@ def _mentions_tensor(r, expr) -> bool:
     if isinstance(expr, ast.Name):
         return expr.id in r.program.tensors
     if isinstance(expr, ast.Call):
-        from .builtins import BUILTINS
+        from costlang.frontend.builtins import BUILTINS
         return (expr.func in r.program.ops or expr.func in r.block_defs or expr.func == "custom"
                 or expr.func in BUILTINS
                 or any(_mentions_tensor(r, a) for a in expr.args))

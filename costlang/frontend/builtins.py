@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SemanticError, ShapeError
-from ..ir.kinds import same_dim, shape_text
-from ..ir.program import OpNode, OpSpec, Tensor
-from ..units import DIMENSIONLESS
-from . import ast
-from .operands import tensor_arg
+from costlang.errors import SemanticError, ShapeError
+from costlang.ir.kinds import same_dim, shape_text
+from costlang.ir.program import OpNode, OpSpec, Tensor
+from costlang.units import DIMENSIONLESS
+from costlang.frontend import ast
+from costlang.frontend.operands import tensor_arg
 
 __all__ = ["BUILTINS", "resolve_builtin", "split", "axis_of"]
 

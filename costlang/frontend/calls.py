@@ -13,14 +13,14 @@ import dataclasses
 
 import sympy
 
-from ..errors import SemanticError, ShapeError
-from ..ir.kinds import RULES, CallContext, math_dtype
-from ..ir.program import OpNode, OpSpec, Tensor
-from ..units import BYTE, DIMENSIONLESS, FLOP
-from . import ast
-from .builtins import BUILTINS, resolve_builtin
-from .hardware import check_fraction
-from .operands import tensor_arg
+from costlang.errors import SemanticError, ShapeError
+from costlang.ir.kinds import RULES, CallContext, math_dtype
+from costlang.ir.program import OpNode, OpSpec, Tensor
+from costlang.units import BYTE, DIMENSIONLESS, FLOP
+from costlang.frontend import ast
+from costlang.frontend.builtins import BUILTINS, resolve_builtin
+from costlang.frontend.hardware import check_fraction
+from costlang.frontend.operands import tensor_arg
 
 __all__ = ["resolve_call"]
 
@@ -38,7 +38,7 @@ def resolve_call(r, s: ast.Assign):
     args = [tensor_arg(r, a, s.name, numbers_ok=spec.kind == "elementwise") for a in call.args]
     inputs = tuple(a for a in args if a is not None)
     if spec.kind == "collective":
-        from .collectives import collective_call
+        from costlang.frontend.collectives import collective_call
         return collective_call(r, s, spec, inputs)
     if spec.kind != "custom":
         _check_arity(spec, call, args)
@@ -142,7 +142,7 @@ def _check_arity(spec: OpSpec, call: ast.OpCall, inputs) -> None:
 def _axis(r, call: ast.OpCall, spec: OpSpec, inputs):
     """`axis = N` (negative from the end) or `axis = d` (the dimension of that size), for
     reductions and row-wise ops (softmax over any axis costs the same per element)."""
-    from .builtins import axis_of
+    from costlang.frontend.builtins import axis_of
     axis = None
     for kw in call.kwargs:
         if kw.name != "axis" or spec.kind not in ("reduce", "rowwise"):

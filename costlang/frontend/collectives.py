@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SemanticError, did_you_mean
-from .expr import evaluate, unit_words
-from ..ir.program import OpNode, OpSpec, Tensor, Value
-from ..ir.system import GROUP, MESSAGE, comms_of
-from ..units import BYTE, DIMENSIONLESS
-from . import ast
+from costlang.errors import SemanticError, did_you_mean
+from costlang.frontend.expr import evaluate, unit_words
+from costlang.ir.program import OpNode, OpSpec, Tensor, Value
+from costlang.ir.system import GROUP, MESSAGE, comms_of
+from costlang.units import BYTE, DIMENSIONLESS
+from costlang.frontend import ast
 
 __all__ = ["collective_spec", "collective_call", "build"]
 

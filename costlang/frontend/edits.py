@@ -15,12 +15,12 @@ from typing import Sequence
 
 import sympy
 
-from ..errors import SemanticError, Source
-from ..ir.program import Overrides, Program
-from . import ast
-from .parser import parse_kept
-from .resolve import resolve
-from .variants import APPLY, RESOLVED, check_once, copy_program, math_everywhere, setting_kind, setting_text
+from costlang.errors import SemanticError, Source
+from costlang.ir.program import Overrides, Program
+from costlang.frontend import ast
+from costlang.frontend.parser import parse_kept
+from costlang.frontend.resolve import resolve
+from costlang.frontend.variants import APPLY, RESOLVED, check_once, copy_program, math_everywhere, setting_kind, setting_text
 
 __all__ = ["apply_settings", "unbind"]
 

@@ -11,10 +11,10 @@ from typing import Callable, Optional, Protocol
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, UnitError, did_you_mean
-from . import ast
-from ..units import DIMENSIONLESS, Unit
-from ..ir.program import Value
+from costlang.errors import CostNameError, SemanticError, UnitError, did_you_mean
+from costlang.frontend import ast
+from costlang.units import DIMENSIONLESS, Unit
+from costlang.ir.program import Value
 
 __all__ = ["Scope", "evaluate", "unit_words", "check_substitution", "MATH_FUNCTIONS", "MAX_RESULT_BITS"]
 

@@ -14,10 +14,10 @@ import dataclasses
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.program import Efficiency, Hardware, Memory
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
-from . import ast
+from costlang.errors import SemanticError
+from costlang.ir.program import Efficiency, Hardware, Memory
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
+from costlang.frontend import ast
 
 __all__ = ["resolve_hardware", "check_fraction"]
 

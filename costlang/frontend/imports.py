@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..errors import CostImportError, SemanticError, did_you_mean
-from ..units import DIMENSIONLESS
-from . import ast
-from .loader import read_module
-from .rename import rename
+from costlang.errors import CostImportError, SemanticError, did_you_mean
+from costlang.units import DIMENSIONLESS
+from costlang.frontend import ast
+from costlang.frontend.loader import read_module
+from costlang.frontend.rename import rename
 
 __all__ = ["import_with"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .. import _resources
+from costlang import _resources
 
 __all__ = ["grammar_keywords", "UNIT_PATTERN", "NUMBER_PATTERN", "OPERATOR_PATTERN"]
 

@@ -16,10 +16,10 @@ import stat
 from pathlib import Path
 from typing import Optional
 
-from ..errors import CostImportError, CostSyntaxError, Source, Span
-from . import ast
-from .parser import parse
-from .shipped import shipped_module
+from costlang.errors import CostImportError, CostSyntaxError, Source, Span
+from costlang.frontend import ast
+from costlang.frontend.parser import parse
+from costlang.frontend.shipped import shipped_module
 
 __all__ = ["read_text", "read_module", "MAX_FILE_BYTES"]
 
@@ -94,7 +94,7 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
 
 
 def _in_stdlib(path: Path) -> bool:
-    from .._resources import stdlib_dir
+    from costlang._resources import stdlib_dir
     try:
         return path.resolve().parent == stdlib_dir().resolve()
     except (OSError, RuntimeError):

@@ -6,9 +6,9 @@ expression becomes a node of its own through `r.subexpression` (the resolver han
 """
 from __future__ import annotations
 
-from ..errors import SemanticError
-from ..units import DIMENSIONLESS
-from . import ast
+from costlang.errors import SemanticError
+from costlang.units import DIMENSIONLESS
+from costlang.frontend import ast
 
 __all__ = ["tensor_arg"]
 

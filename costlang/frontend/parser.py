@@ -18,13 +18,13 @@ from lark import Lark, Token
 from lark import __version__ as lark_version
 from lark.exceptions import UnexpectedInput
 
-from .. import _resources
-from ..budget import time_budget
-from ..errors import CostSyntaxError, Source, Span
-from ..units import parse_unit
-from . import ast
-from .reductions import parse_reducing
-from .syntax_errors import MAX_NESTING, NESTING_RULES, syntax_error, too_deep
+from costlang import _resources
+from costlang.budget import time_budget
+from costlang.errors import CostSyntaxError, Source, Span
+from costlang.units import parse_unit
+from costlang.frontend import ast
+from costlang.frontend.reductions import parse_reducing
+from costlang.frontend.syntax_errors import MAX_NESTING, NESTING_RULES, syntax_error, too_deep
 
 __all__ = ["parse", "parser", "build_parser", "tables_match"]
 
@@ -52,7 +52,7 @@ def parser() -> Lark:
     """
     text = _resources.grammar_file().read_text(encoding="utf-8")
     if tables_match(text):
-        from . import _parser_tables as tables
+        from costlang.frontend import _parser_tables as tables
         return Lark._load_from_dict(tables.DATA, tables.MEMO)  # what Lark's standalone module does
     return build_parser(text)
 
@@ -60,7 +60,7 @@ def parser() -> Lark:
 def tables_match(grammar_text: str) -> bool:
     """Whether the shipped tables were built from this grammar text by the installed Lark."""
     try:
-        from . import _parser_tables as tables
+        from costlang.frontend import _parser_tables as tables
     except ImportError:  # a checkout before the first build_parser run
         return False
     return (tables.LARK_VERSION == lark_version

@@ -23,7 +23,7 @@ from lark import Lark, Tree
 from lark.parse_tree_builder import maybe_create_child_filter
 from lark.parsers.lalr_analysis import Reduce
 
-from ..errors import CostlangError
+from costlang.errors import CostlangError
 
 __all__ = ["Reduced", "parse_reducing"]
 

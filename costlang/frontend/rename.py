@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Union
 
-from ..errors import Span
-from . import ast
+from costlang.errors import Span
+from costlang.frontend import ast
 
 __all__ = ["rename", "lookup", "block_locals", "Table"]
 

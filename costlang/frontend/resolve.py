@@ -16,17 +16,17 @@ from typing import Optional
 
 import sympy
 
-from .. import _resources
-from ..errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
+from costlang import _resources
+from costlang.errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
-from .expr import MATH_FUNCTIONS, evaluate, unit_words
-from ..ir.kinds import KINDS, check_arity, recording_equalities
-from ..ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Origin, Overrides, Program, SymbolDef,
+from costlang.frontend.expr import MATH_FUNCTIONS, evaluate, unit_words
+from costlang.ir.kinds import KINDS, check_arity, recording_equalities
+from costlang.ir.program import (FUSION_MODES, Dtype, Measurement, OpSpec, Origin, Overrides, Program, SymbolDef,
                           Tensor, Value)
-from ..units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
-from . import ast
-from .loader import read_module
-from .typecheck import RESULT_UNITS, STATIC_FUNCTIONS, NameScope, check_expression, static_call
+from costlang.units import BYTE, DIMENSIONLESS, FLOP, SECOND, Unit
+from costlang.frontend import ast
+from costlang.frontend.loader import read_module
+from costlang.frontend.typecheck import RESULT_UNITS, STATIC_FUNCTIONS, NameScope, check_expression, static_call
 
 __all__ = ["resolve", "RESULT_FUNCTIONS"]
 
@@ -184,7 +184,7 @@ class _Resolver:
             target = _resources.stdlib_dir() / f"{s.target}.cost"
         _check_import_target(s, target, path)
         if s.args or s.alias is not None:
-            from .imports import import_with  # arguments and namespaces
+            from costlang.frontend.imports import import_with  # arguments and namespaces
             import_with(self, s, target)
             return
         self.import_path(target, s.span)
@@ -231,7 +231,7 @@ class _Resolver:
     def stmt_OpDef(self, s: ast.OpDef, path) -> None:
         self.define("op", s.name, s.span, overridable=True)
         if s.kind.id == "collective":
-            from .collectives import collective_spec
+            from costlang.frontend.collectives import collective_spec
             self.program.ops[s.name] = collective_spec(self, s)
             return
         if s.kind.id not in KINDS:
@@ -261,16 +261,16 @@ class _Resolver:
         return dataclasses.replace(tensor, dtype=self.program.dtypes[new])
 
     def stmt_Assign(self, s: ast.Assign, path) -> None:
-        from .blocks import assign  # ops, tensor expressions, block calls and repeats
+        from costlang.frontend.blocks import assign  # ops, tensor expressions, block calls and repeats
         assign(self, s)
 
     def subexpression(self, expr: ast.Expr, base: str):
         """The tensor a nested op expression computes (for `operands.tensor_arg`), or None."""
-        from .blocks import subexpression
+        from costlang.frontend.blocks import subexpression
         return subexpression(self, expr, base)
 
     def stmt_BlockDef(self, s: ast.BlockDef, path) -> None:
-        from .blocks import define_block
+        from costlang.frontend.blocks import define_block
         define_block(self, s)
 
     def stmt_Return(self, s: ast.Return, path) -> None:
@@ -286,13 +286,13 @@ class _Resolver:
             self.program.outputs.add(n.id)
 
     def stmt_HardwareDef(self, s: ast.HardwareDef, path) -> None:
-        from .hardware import resolve_hardware
+        from costlang.frontend.hardware import resolve_hardware
         self.define("hardware", s.name, s.span, overridable=True)
         self.program.hardware[s.name] = resolve_hardware(self, s)
 
     def stmt_Use(self, s: ast.Use, path) -> None:
         if s.kind == "system":
-            from .system import select_system
+            from costlang.frontend.system import select_system
             select_system(self, s)
             return
         if s.hardware.id not in self.program.hardware:
@@ -304,16 +304,16 @@ class _Resolver:
         self.program.hardware_span = s.span
 
     def stmt_SystemDef(self, s: ast.SystemDef, path) -> None:
-        from .system import resolve_system
+        from costlang.frontend.system import resolve_system
         self.define("system", s.name, s.span, overridable=True)
         self.program.systems[s.name] = resolve_system(self, s)
 
     def stmt_Shard(self, s: ast.Shard, path) -> None:
-        from .sharding import shard_statement
+        from costlang.frontend.sharding import shard_statement
         shard_statement(self, s)
 
     def stmt_Parallel(self, s: ast.Parallel, path) -> None:
-        from .sharding import parallel_statement
+        from costlang.frontend.sharding import parallel_statement
         parallel_statement(self, s)
 
     def stmt_Let(self, s: ast.Let, path) -> None:
@@ -353,12 +353,12 @@ class _Resolver:
         self.program.fusion = s.mode.id
 
     def stmt_Solve(self, s: ast.Solve, path) -> None:
-        from .variants import check_solve
+        from costlang.frontend.variants import check_solve
         check_solve(self, s)
         self.program.solves.append(s)
 
     def stmt_Scenario(self, s: ast.Scenario, path) -> None:
-        from .variants import check_scenario
+        from costlang.frontend.variants import check_scenario
         self.define("scenario", s.name, s.span)
         check_scenario(self, s)
         self.program.scenarios[s.name] = s

@@ -6,10 +6,10 @@ resolved (so a `shard` line may follow the model it splits, e.g. an imported one
 """
 from __future__ import annotations
 
-from ..errors import SemanticError, did_you_mean
-from ..ir.system import ParallelSpec, ShardSpec
-from ..units import DIMENSIONLESS
-from . import ast
+from costlang.errors import SemanticError, did_you_mean
+from costlang.ir.system import ParallelSpec, ShardSpec
+from costlang.units import DIMENSIONLESS
+from costlang.frontend import ast
 
 __all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
 

@@ -25,10 +25,10 @@ from typing import Optional
 
 import sympy
 
-from ..errors import Source, Span
-from ..units import Unit
-from ..ir import expr
-from . import ast
+from costlang.errors import Source, Span
+from costlang.units import Unit
+from costlang.ir import expr
+from costlang.frontend import ast
 
 __all__ = ["encode", "decode", "frontend_sha256", "shipped_module", "SHIPPED_FILE"]
 
@@ -77,7 +77,7 @@ def decode(data, source: Source):
 
 def frontend_sha256() -> str:
     """One hash of the grammar and the front-end sources that turn text into an AST."""
-    from .. import _resources
+    from costlang import _resources
     h = hashlib.sha256(_resources.grammar_file().read_bytes())
     here = Path(__file__).resolve().parent
     for name in _FRONTEND:

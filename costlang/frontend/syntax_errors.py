@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..errors import CostSyntaxError, Source, Span
+from costlang.errors import CostSyntaxError, Source, Span
 
 __all__ = ["syntax_error", "too_deep", "MAX_NESTING", "NESTING_RULES"]
 

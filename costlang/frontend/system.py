@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import SemanticError, did_you_mean
-from ..ir.system import LINK_KINDS, Link, MeshAxis, System
-from ..units import BYTE_PER_S, DIMENSIONLESS, SECOND
-from . import ast
+from costlang.errors import SemanticError, did_you_mean
+from costlang.ir.system import LINK_KINDS, Link, MeshAxis, System
+from costlang.units import BYTE_PER_S, DIMENSIONLESS, SECOND
+from costlang.frontend import ast
 
 __all__ = ["resolve_system", "select_system"]
 

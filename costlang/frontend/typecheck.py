@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, did_you_mean
-from .expr import MATH_FUNCTIONS, evaluate
-from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
-from . import ast
+from costlang.errors import CostNameError, SemanticError, did_you_mean
+from costlang.frontend.expr import MATH_FUNCTIONS, evaluate
+from costlang.ir.program import Value
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
+from costlang.frontend import ast
 
 __all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "STATIC_FUNCTIONS", "check_expression",
            "fusion_mode_arg", "static_call", "ProgramNames"]
@@ -49,7 +49,7 @@ RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, *
 
 def fusion_mode_arg(node: ast.Call) -> ast.Expr:
     """Check `with_fusion(MODE, expr)` (expr evaluated under another fusion mode); return expr."""
-    from ..ir.program import FUSION_MODES
+    from costlang.ir.program import FUSION_MODES
     args = node.args
     if len(args) != 2 or not isinstance(args[0], ast.Name) or args[0].id not in FUSION_MODES:
         raise SemanticError("with_fusion() takes a fusion mode and an expression", node.span,

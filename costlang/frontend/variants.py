@@ -28,12 +28,12 @@ from typing import Sequence
 
 import sympy
 
-from ..errors import CostNameError, SemanticError, SolveError, Span, UnitError, did_you_mean
-from . import ast
-from .typecheck import check_expression
-from .expr import evaluate, unit_words
-from ..ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
+from costlang.errors import CostNameError, SemanticError, SolveError, Span, UnitError, did_you_mean
+from costlang.frontend import ast
+from costlang.frontend.typecheck import check_expression
+from costlang.frontend.expr import evaluate, unit_words
+from costlang.ir.program import FUSION_MODES, Dtype, Efficiency, Hardware, Program, Value
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
 __all__ = ["check_settings", "evaluate_setting", "setting_kind", "setting_text", "for_analysis", "APPLY", "RESOLVED",
            "copy_program", "math_everywhere",
@@ -302,7 +302,7 @@ class _SettingScope:
         raise CostNameError(f"unknown name '{node.id}'", node.span, did_you_mean(node.id, self.p.symbols))
 
     def call(self, node: ast.Call) -> Value:
-        from .typecheck import STATIC_FUNCTIONS, ProgramNames, static_call
+        from costlang.frontend.typecheck import STATIC_FUNCTIONS, ProgramNames, static_call
         if node.func in STATIC_FUNCTIONS:
             return static_call(ProgramNames(self.p), node)
         hw = _selected(self.p, node.span)

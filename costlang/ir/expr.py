@@ -14,8 +14,8 @@ from typing import Union
 
 import sympy
 
-from ..errors import Span
-from ..units import Unit
+from costlang.errors import Span
+from costlang.units import Unit
 
 __all__ = ["Num", "Quantity", "Name", "Call", "Const", "BinOp", "Neg", "Expr", "Option"]
 

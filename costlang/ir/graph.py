@@ -10,7 +10,7 @@ from typing import Optional
 
 import networkx as nx
 
-from .program import Program
+from costlang.ir.program import Program
 
 __all__ = ["operator_graph", "program_outputs", "consumers_of_storage", "storage_of", "ordered_topological_sort"]
 

@@ -16,9 +16,9 @@ from typing import Callable, Optional
 
 import sympy
 
-from ..budget import time_budget
-from ..errors import SemanticError, ShapeError, Span
-from .program import Dtype, OpSpec, Tensor
+from costlang.budget import time_budget
+from costlang.errors import SemanticError, ShapeError, Span
+from costlang.ir.program import Dtype, OpSpec, Tensor
 
 __all__ = ["KindResult", "CallContext", "RULES", "KINDS", "same_dim", "shape_text"]
 

@@ -16,10 +16,10 @@ from typing import Callable, Mapping, Optional
 
 import sympy
 
-from ..errors import Source, Span
-from ..units import Unit
-from .statements import Block, Compare, Let, Query, Scenario, Solve
-from .system import Comms, ParallelSpec, ShardSpec, System
+from costlang.errors import Source, Span
+from costlang.units import Unit
+from costlang.ir.statements import Block, Compare, Let, Query, Scenario, Solve
+from costlang.ir.system import Comms, ParallelSpec, ShardSpec, System
 
 __all__ = ["Overrides", "Origin", "Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
            "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import Span
-from .expr import Expr, Name, Option
+from costlang.errors import Span
+from costlang.ir.expr import Expr, Name, Option
 
 __all__ = ["Let", "Query", "Solve", "Scenario", "Compare", "Block", "BlockParam"]
 

@@ -14,7 +14,7 @@ from typing import Optional
 
 import sympy
 
-from ..errors import Span
+from costlang.errors import Span
 
 __all__ = ["LINK_KINDS", "GROUP", "MESSAGE", "Link", "MeshAxis", "System", "Comms", "ShardSpec",
            "ParallelSpec", "comms_of"]

@@ -17,8 +17,8 @@ from typing import Optional
 
 import sympy
 
-from ..ir.graph import consumers_of_storage, program_outputs
-from ..ir.program import Program
+from costlang.ir.graph import consumers_of_storage, program_outputs
+from costlang.ir.program import Program
 
 __all__ = ["Traffic", "KernelCost", "Costing", "kernel_cost", "partition_costs", "role_of", "grouped_sum"]
 

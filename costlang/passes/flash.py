@@ -17,7 +17,7 @@ from typing import Optional
 
 import networkx as nx
 
-from ..ir.graph import consumers_of_storage, program_outputs
+from costlang.ir.graph import consumers_of_storage, program_outputs
 
 __all__ = ["CHAIN", "attention_chains", "fuse_attention"]
 

@@ -24,11 +24,11 @@ from typing import Callable, Optional
 
 import networkx as nx
 
-from ..ir.kinds import same_dim
-from .flash import fuse_attention
-from .kernels import Kernel, in_execution_order, kernel_name, one_kernel_per_op
-from .quotient import KernelDag
-from .verify import verify_partition
+from costlang.ir.kinds import same_dim
+from costlang.passes.flash import fuse_attention
+from costlang.passes.kernels import Kernel, in_execution_order, kernel_name, one_kernel_per_op
+from costlang.passes.quotient import KernelDag
+from costlang.passes.verify import verify_partition
 
 __all__ = ["fuse", "FusionPass", "FUSIBLE_ANCHORS", "RULES", "why_not_merged"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from ..ir.graph import ordered_topological_sort
+from costlang.ir.graph import ordered_topological_sort
 
 __all__ = ["Kernel", "one_kernel_per_op", "kernel_graph", "in_execution_order", "kernel_name"]
 

@@ -17,9 +17,9 @@ import dataclasses
 
 import sympy
 
-from ..errors import SemanticError
-from ..ir.program import OpNode, Repeat, Tensor
-from ..ir.system import comms_of
+from costlang.errors import SemanticError
+from costlang.ir.program import OpNode, Repeat, Tensor
+from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
            "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step"]

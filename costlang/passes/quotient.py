@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from ..ir.graph import ordered_topological_sort
+from costlang.ir.graph import ordered_topological_sort
 
 __all__ = ["KernelDag"]
 

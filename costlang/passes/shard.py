@@ -25,11 +25,11 @@ from typing import Optional
 
 import sympy
 
-from ..errors import CostlangError, ErrorGroup, SemanticError
-from ..ir.kinds import same_dim
-from ..ir.program import OpNode, Program, Tensor
-from ..ir.system import comms_of
-from .parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
+from costlang.errors import CostlangError, ErrorGroup, SemanticError
+from costlang.ir.kinds import same_dim
+from costlang.ir.program import OpNode, Program, Tensor
+from costlang.ir.system import comms_of
+from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
                           stage_repeats)
 
 __all__ = ["shard_program"]

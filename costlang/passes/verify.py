@@ -20,9 +20,9 @@ from typing import Optional
 import networkx as nx
 import sympy
 
-from .costs import Costing, grouped_sum
-from .flash import attention_chains
-from .kernels import kernel_graph, one_kernel_per_op
+from costlang.passes.costs import Costing, grouped_sum
+from costlang.passes.flash import attention_chains
+from costlang.passes.kernels import kernel_graph, one_kernel_per_op
 
 __all__ = ["PartitionError", "verify_partition"]
 

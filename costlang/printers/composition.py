@@ -4,9 +4,9 @@ Input: an `Analysis` (and `analysis.composition`'s data). Output: report lines.
 """
 from __future__ import annotations
 
-from ..analysis.composition import crossings, instance_names, repeats
-from ..units import BYTE, FLOP, SECOND
-from .numbers import human
+from costlang.analysis.composition import crossings, instance_names, repeats
+from costlang.units import BYTE, FLOP, SECOND
+from costlang.printers.numbers import human
 
 __all__ = ["kernel_label", "repeat_lines", "crossing_lines", "footprint_lines", "instance_lines"]
 

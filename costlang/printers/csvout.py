@@ -18,9 +18,9 @@ import io
 
 import sympy
 
-from ..analysis.bounds import Verdict
-from .memory_text import bound_text
-from .safe import spreadsheet_safe, terminal_safe
+from costlang.analysis.bounds import Verdict
+from costlang.printers.memory_text import bound_text
+from costlang.printers.safe import spreadsheet_safe, terminal_safe
 
 __all__ = ["run_csv", "comparison_csv", "csv_number"]
 
@@ -64,7 +64,7 @@ def _cell(value, unit) -> str:
 
 
 def comparison_csv(c) -> str:
-    from .whatif import settings_words
+    from costlang.printers.whatif import settings_words
     rows = [("quantity", "unit", *c.scenarios), ("settings", "", *map(settings_words, c.settings)),
             ("hardware", "", *c.hardware)]
     for row in c.rows:

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import sympy
 
-from ..analysis import derive
-from ..analysis.verdict import Bound, Verdict
-from .verdicts import Style, verdict_words
-from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
-from .mathtex import CostLatexPrinter, escape_name, number_part, value_chain
-from .numbers import tidy
-from .korean import particle
-from .phrases import LANGUAGES, phrase
-from .memory_derivation import MemoryDerivationMixin
-from .solve_derivation import SolveDerivation
+from costlang.analysis import derive
+from costlang.analysis.verdict import Bound, Verdict
+from costlang.printers.verdicts import Style, verdict_words
+from costlang.units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
+from costlang.printers.mathtex import CostLatexPrinter, escape_name, number_part, value_chain
+from costlang.printers.numbers import tidy
+from costlang.printers.korean import particle
+from costlang.printers.phrases import LANGUAGES, phrase
+from costlang.printers.memory_derivation import MemoryDerivationMixin
+from costlang.printers.solve_derivation import SolveDerivation
 
 __all__ = ["Printer", "DerivationPrinter", "STEPS"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 
-from .. import _resources
-from ..analysis.hardware_sheet import HardwareSheet, describe
-from ..ir.program import Program
-from ..units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
-from .numbers import exact_or_approx, human
-from .text import _table
+from costlang import _resources
+from costlang.analysis.hardware_sheet import HardwareSheet, describe
+from costlang.ir.program import Program
+from costlang.units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
+from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.text import _table
 
 __all__ = ["hardware_list", "hardware_sheet_text"]
 

@@ -9,10 +9,10 @@ import json
 
 import sympy
 
-from ..analysis.composition import crossings, kernel_scopes, repeats
-from ..analysis.verdict import Verdict
-from .numbers import json_number as number
-from .verdicts import to_dict as verdict_dict
+from costlang.analysis.composition import crossings, kernel_scopes, repeats
+from costlang.analysis.verdict import Verdict
+from costlang.printers.numbers import json_number as number
+from costlang.printers.verdicts import to_dict as verdict_dict
 
 __all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
 
@@ -128,13 +128,13 @@ def _system(a) -> dict:
     """Many chips (printers/system.py): the system, its collectives and the bounds; and T_comms per kernel."""
     if a.program.system is None:
         return {}
-    from .system import system_dict
+    from costlang.printers.system import system_dict
     return {"system": system_dict(a, number)}
 
 
 def _whatif(a) -> dict:
     """Solves and scenario comparisons (printers/whatif.py), present when the file has them."""
-    from .whatif import comparison_dict, solve_dict
+    from costlang.printers.whatif import comparison_dict, solve_dict
     out = {}
     if a.solves:
         out["solves"] = [solve_dict(r) for r in a.solves]
@@ -145,7 +145,7 @@ def _whatif(a) -> dict:
 
 def comparison_dict(a, c) -> dict:
     """A `FusionComparison` as JSON: each figure before, after, and after / before."""
-    from .text import ratio_text
+    from costlang.printers.text import ratio_text
     v = lambda e: number(a.value(e))  # noqa: E731
     return {
         "baseline": c.baseline, "mode": c.mode,

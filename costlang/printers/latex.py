@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .derivation import DerivationPrinter
-from .safe import latex_text
+from costlang.printers.derivation import DerivationPrinter
+from costlang.printers.safe import latex_text
 
 __all__ = ["LatexDocPrinter", "breakable", "wrap_rows"]
 

@@ -7,8 +7,8 @@ GitHub and Jupyter). Names are code spans, fenced by more backticks than they ho
 """
 from __future__ import annotations
 
-from .derivation import DerivationPrinter
-from .safe import markdown_code, markdown_text
+from costlang.printers.derivation import DerivationPrinter
+from costlang.printers.safe import markdown_code, markdown_text
 
 __all__ = ["MarkdownPrinter"]
 

@@ -14,9 +14,9 @@ import re
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
-from .numbers import PositiveFirst, log2_form, signs
-from .safe import latex_text
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from costlang.printers.numbers import PositiveFirst, log2_form, signs
+from costlang.printers.safe import latex_text
 
 __all__ = ["CostLatexPrinter", "unit_tex", "approx_text", "prefixed_tex", "group_digits", "number_part",
            "escape_name"]
@@ -131,14 +131,14 @@ def _scientific_tex(value, digits: int) -> str:
     >>> print(_scientific_tex(sympy.Integer(10) ** 400 * 3, 3))
     3.00 \times 10^{400}
     """
-    from .numbers import scientific
+    from costlang.printers.numbers import scientific
     mantissa, _, exponent = scientific(value, digits).partition("e")
     return rf"{mantissa} \times 10^{{{int(exponent)}}}"
 
 
 def prefixed_tex(x: float, unit: Unit, digits: int = 3):
     """(`333\\,\\mathrm{GFLOP/s}`, exact?) with an SI prefix, or None when the unit takes none."""
-    from .numbers import current_style
+    from costlang.printers.numbers import current_style
     radix = 10.0
     if unit == SECOND:
         table, base = _TIME, "s"
@@ -205,7 +205,7 @@ class CostLatexPrinter(PositiveFirst, LatexPrinter):
             mantissa = str(m) if digits == 1 else f"{str(m)[0]}.{str(m)[1:]}"
             exp = k + digits - 1
             return sign + (rf"10^{{{exp}}}" if mantissa == "1" else rf"{mantissa} \times 10^{{{exp}}}")
-        from .numbers import current_style
+        from costlang.printers.numbers import current_style
         if len(str(abs(n))) <= self._settings["exact_digits"] or current_style().exact:  # `--exact`: in full
             return group_digits(str(n))
         return self._approx(expr)
@@ -294,7 +294,7 @@ def value_chain(value, unit: Unit, digits: int = 3, percent: bool = False) -> li
     >>> value_chain(sympy.Rational(1, 6), Unit(flop=1, byte=-1))
     [('=', '\\\\frac{1}{6}\\\\,\\\\mathrm{FLOP/B}'), ('\\\\approx', '0.167\\\\,\\\\mathrm{FLOP/B}')]
     """
-    from .numbers import tidy
+    from costlang.printers.numbers import tidy
     value = tidy(value)  # a symbolic quotient in lowest terms: 16384·B/(5·B + 16384), not 134217728·B/(…)
     sep = lambda: (r"\," + unit_tex(unit)) if unit_tex(unit) else ""  # noqa: E731
     p = CostLatexPrinter({"digits": digits})

@@ -6,8 +6,8 @@ Input: a `MemoryDerivation` (`analysis.derive_memory`). Output: markup blocks, t
 """
 from __future__ import annotations
 
-from ..analysis.derive_memory import derive_memory
-from ..units import BYTE
+from costlang.analysis.derive_memory import derive_memory
+from costlang.units import BYTE
 
 __all__ = ["MemoryDerivationMixin"]
 

@@ -14,9 +14,9 @@ from typing import Optional, Sequence
 
 import sympy
 
-from ..units import BYTE_PER_S, FLOP_PER_S
-from .mathtex import prefixed_tex
-from .phrases import phrase
+from costlang.units import BYTE_PER_S, FLOP_PER_S
+from costlang.printers.mathtex import prefixed_tex
+from costlang.printers.phrases import phrase
 
 __all__ = ["Plot", "roofline", "sweep", "points", "FORMATS"]
 

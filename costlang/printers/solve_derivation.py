@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import sympy
 
-from ..analysis import derive
-from ..analysis.solve import SolveResult
-from ..units import BYTE, BYTE_PER_S, INTENSITY
-from .mathtex import number_part, unit_tex, value_chain
-from .solve_words import relation_side
+from costlang.analysis import derive
+from costlang.analysis.solve import SolveResult
+from costlang.units import BYTE, BYTE_PER_S, INTENSITY
+from costlang.printers.mathtex import number_part, unit_tex, value_chain
+from costlang.printers.solve_words import relation_side
 
 __all__ = ["SolveDerivation"]
 

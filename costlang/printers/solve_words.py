@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..analysis.solve_terms import Case, Side
-from .korean import fill
-from .phrases import phrase
+from costlang.analysis.solve_terms import Case, Side
+from costlang.printers.korean import fill
+from costlang.printers.phrases import phrase
 
 __all__ = ["relation_side", "side_words", "side_predicate", "case_words"]
 

@@ -6,10 +6,10 @@ system-wide ones are per chip × chips.
 """
 from __future__ import annotations
 
-from ..analysis.comms import bubble_fraction, pipeline_stretch
-from ..units import BYTE, BYTE_PER_S, FLOP, SECOND
-from .numbers import exact_or_approx, human
-from .memory_text import bound_text
+from costlang.analysis.comms import bubble_fraction, pipeline_stretch
+from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
+from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.memory_text import bound_text
 
 __all__ = ["system_lines", "system_dict", "link_text", "conventions"]
 

@@ -4,11 +4,11 @@ Input: an `Analysis`. Output: a string (deterministic for the same input).
 """
 from __future__ import annotations
 
-from ..analysis.verdict import Verdict
-from ..ir.program import Value
-from ..units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
-from .memory_text import bound_text, hierarchy_text, memory_lines
-from .numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent, units_convention
+from costlang.analysis.verdict import Verdict
+from costlang.ir.program import Value
+from costlang.units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
+from costlang.printers.memory_text import bound_text, hierarchy_text, memory_lines
+from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent, units_convention
 
 __all__ = ["report", "ratio_text", "CONVENTIONS"]
 
@@ -29,7 +29,7 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
 def report(a, comparison=None, instances: bool = False) -> str:
     """The text report; with a `FusionComparison`, a before/after fusion section follows the totals;
     `instances` lists every instance of every repeated body."""
-    from .composition import crossing_lines, footprint_lines, instance_lines, kernel_label, repeat_lines
+    from costlang.printers.composition import crossing_lines, footprint_lines, instance_lines, kernel_label, repeat_lines
     hw = a.hardware
     v = a.value
     peaks = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.peaks)
@@ -73,13 +73,13 @@ def report(a, comparison=None, instances: bool = False) -> str:
               f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
               f"{bound_text(t.bound, t.level)}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
-    from .system import system_lines
+    from costlang.printers.system import system_lines
     lines += system_lines(a)
     lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
     if a.solves or a.comparisons:  # printers/whatif.py imports the solver: only when there are some
-        from .whatif import whatif_lines
+        from costlang.printers.whatif import whatif_lines
         lines += whatif_lines(a)
-    from .system import conventions as comms_conventions
+    from costlang.printers.system import conventions as comms_conventions
     conventions = CONVENTIONS.format(level=mem.name, units=units_convention())
     lines += ["", "conventions: " + conventions + comms_conventions(a)]
     return "\n".join(no_empty_equals(line) for line in lines) + "\n"

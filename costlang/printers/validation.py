@@ -5,10 +5,10 @@ Output: strings, deterministic. Errors are signed, (predicted − measured) / me
 """
 from __future__ import annotations
 
-from ..analysis.calibrate import Fit, leave_one_out, mape, signed_error
-from ..units import SECOND
-from .numbers import human, sig
-from .text import _table
+from costlang.analysis.calibrate import Fit, leave_one_out, mape, signed_error
+from costlang.units import SECOND
+from costlang.printers.numbers import human, sig
+from costlang.printers.text import _table
 
 __all__ = ["validation_text", "calibration_text", "calibrated_hardware"]
 

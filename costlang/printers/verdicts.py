@@ -20,10 +20,10 @@ from typing import Callable, Optional
 
 import sympy
 
-from ..analysis.verdict import Bound, Condition, Interval, Regime, Verdict
-from .korean import fill as korean_fill
-from .phrases import phrase
-from .numbers import expr_text
+from costlang.analysis.verdict import Bound, Condition, Interval, Regime, Verdict
+from costlang.printers.korean import fill as korean_fill
+from costlang.printers.phrases import phrase
+from costlang.printers.numbers import expr_text
 
 __all__ = ["verdict_words", "bound_words", "threshold", "plain_relation", "to_dict", "Style", "PLAIN"]
 

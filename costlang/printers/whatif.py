@@ -13,16 +13,16 @@ import math
 
 import sympy
 
-from ..analysis.solve import RegimeMap, SolveResult
-from ..analysis.solve_notes import APPROXIMATION_TOLERANCE
-from ..analysis.verdict import Verdict
-from .memory_text import bound_text
-from .verdicts import threshold
-from ..units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
-from .phrases import phrase
-from .safe import spreadsheet_safe
-from .solve_words import case_words, side_predicate, side_words
-from .numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
+from costlang.analysis.solve import RegimeMap, SolveResult
+from costlang.analysis.solve_notes import APPROXIMATION_TOLERANCE
+from costlang.analysis.verdict import Verdict
+from costlang.printers.memory_text import bound_text
+from costlang.printers.verdicts import threshold
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
+from costlang.printers.phrases import phrase
+from costlang.printers.safe import spreadsheet_safe
+from costlang.printers.solve_words import case_words, side_predicate, side_words
+from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
            "sweep_table", "sweep_csv", "sweep_dict", "settings_words", "mark_text", "crossing_text"]
@@ -313,7 +313,7 @@ def _num(e):
     if e is None or isinstance(e, str):
         return e
     if isinstance(e, Verdict):
-        from .verdicts import to_dict
+        from costlang.printers.verdicts import to_dict
         return to_dict(e, number)
     return number(e)
 

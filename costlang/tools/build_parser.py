@@ -42,7 +42,7 @@ def tables_source(grammar_text: str) -> str:
     import lark
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
-    from ..frontend.parser import build_parser
+    from costlang.frontend.parser import build_parser
     data, memo = build_parser(grammar_text).memo_serialize([TerminalDef, Rule])
     return (_HEADER
             + f"GRAMMAR_SHA256 = {hashlib.sha256(grammar_text.encode('utf-8')).hexdigest()!r}\n"
@@ -53,9 +53,9 @@ def tables_source(grammar_text: str) -> str:
 
 def stdlib_source() -> str:
     """The text of the shipped stdlib (JSON, one line per file): each file's SHA-256 and encoded AST."""
-    from .. import _resources
-    from ..frontend.parser import parse
-    from ..frontend.shipped import encode, frontend_sha256
+    from costlang import _resources
+    from costlang.frontend.parser import parse
+    from costlang.frontend.shipped import encode, frontend_sha256
     files = []
     for path in sorted(_resources.stdlib_dir().glob("*.cost")):
         text = path.read_text(encoding="utf-8")
@@ -75,13 +75,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                 description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the tables are stale")
     args = p.parse_args(argv)
-    from .. import _resources
-    from ..frontend.parser import tables_match
+    from costlang import _resources
+    from costlang.frontend.parser import tables_match
     grammar = _resources.grammar_file().read_text(encoding="utf-8")
     stale = 0
     if not tables_match(grammar):
         stale += _write(TABLES_FILE, lambda: tables_source(grammar), args.check)
-        from ..frontend.parser import parser
+        from costlang.frontend.parser import parser
         parser.cache_clear()  # the stdlib below is parsed with the new tables
     if not stdlib_current():
         stale += _write(STDLIB_FILE, stdlib_source, args.check)

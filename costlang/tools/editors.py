@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from ..frontend.keywords import NUMBER_PATTERN, OPERATOR_PATTERN, UNIT_PATTERN, grammar_keywords
+from costlang.frontend.keywords import NUMBER_PATTERN, OPERATOR_PATTERN, UNIT_PATTERN, grammar_keywords
 
 __all__ = ["textmate_grammar", "vscode_files", "write_vscode_extension"]
 

@@ -77,7 +77,7 @@ class Result:
 
 def default_sources() -> list[Path]:
     """The example and stdlib `.cost` files of a source checkout (the stdlib alone when installed)."""
-    from .. import _resources
+    from costlang import _resources
     stdlib = sorted(_resources.stdlib_dir().glob("*.cost"))
     examples = _resources.stdlib_dir().parent / "examples"
     return (sorted(examples.rglob("*.cost")) if examples.is_dir() else []) + stdlib
@@ -165,7 +165,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 
 def run_case(argv: list[str]) -> Result:
     """Run one command line in this process and classify what happened."""
-    from ..cli import main as cli_main
+    from costlang.cli import main as cli_main
     out, err = io.StringIO(), io.StringIO()
     try:
         with redirect_stdout(out), redirect_stderr(err):
@@ -254,8 +254,8 @@ class Campaign:
     @staticmethod
     def _prepare() -> None:
         """Import and build everything once, so forked workers start warm."""
-        from .. import cli  # noqa: F401
-        from ..frontend.parser import parser
+        from costlang import cli  # noqa: F401
+        from costlang.frontend.parser import parser
         parser()
 
     def _start(self) -> None:

@@ -53,7 +53,7 @@ def golden_files(root: Path) -> Iterator[tuple[Path, Path, str, str]]:
 
 def render(source: Path, fmt: str, lang: str) -> str:
     """The derivation, with the before/after-fusion section when fusion changed the kernels."""
-    from ..derive_cli import render_derivation
+    from costlang.derive_cli import render_derivation
     info = source.stat()
     analysis, extras = _analysed(str(source), info.st_mtime_ns, info.st_size)
     return render_derivation(analysis, fmt, lang, extras=extras)
@@ -62,8 +62,8 @@ def render(source: Path, fmt: str, lang: str) -> str:
 @lru_cache(maxsize=4)
 def _analysed(path: str, mtime_ns: int, size: int) -> tuple:
     """A source's analysis and fusion comparison, once for its four variants (while unchanged)."""
-    from .. import load
-    from ..analysis.compare import compare_fusion
+    from costlang import load
+    from costlang.analysis.compare import compare_fusion
     analysis = load(Path(path)).analyze()
     comparison = compare_fusion(analysis)
     return analysis, (comparison,) if comparison.kernels_before != comparison.kernels_after else ()
@@ -94,7 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def draw_figures(root: Path) -> list[Path]:
     """The lecture figures, drawn with `costlang plot` into the example's folder."""
-    from ..cli import main as costlang
+    from costlang.cli import main as costlang
     written = []
     for rel, options in FIGURES:
         target = root / rel
