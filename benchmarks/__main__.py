@@ -260,7 +260,7 @@ def _repeated_cpu(fn, at_least: float = 0.2) -> float:
 
 def _sweep(t: Table) -> None:
     from costlang import load
-    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.queries.sweep import parse_axis, sweep
     from costlang.budget import limit
     with limit(1000):
         a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
@@ -289,7 +289,7 @@ def _peer(t: Table) -> None:
                   log_level="ERROR")
     theirs = statistics.median(_in_process_cpu(peer) for _ in range(3)) / 100
     from costlang import load
-    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.queries.sweep import parse_axis, sweep
     a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
     ours = {}
     for n in (100, 100000):

@@ -29,7 +29,7 @@ def layer_flops(b: int = B, s: int = S) -> int:
 def run_checks() -> list[str]:
     from costlang import load_string
     from costlang.analysis import memo, shared
-    from costlang.analysis.whatif import parse_settings, scenario_analysis
+    from costlang.queries.whatif import parse_settings, scenario_analysis
     from costlang.budget import limit
     failures = []
     with limit(1000):
@@ -60,7 +60,7 @@ def run_checks() -> list[str]:
 def _sweep_check() -> list[str]:
     from pathlib import Path
     from costlang import load
-    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.queries.sweep import parse_axis, sweep
     a = load(Path(__file__).resolve().parent.parent / "examples/queries/llm_decode_batch.cost").analyze()
     axes = [parse_axis(a.program, "B=1..1000:lin:1000"), parse_axis(a.program, "S=1..1000:lin:1000")]
     sw = sweep(a, axes, ["tokens/s"])

@@ -45,11 +45,11 @@ class Analysis(roofline.Analysis):
 
     # Jupyter shows the Markdown derivation; nbconvert's LaTeX/PDF export takes the LaTeX fragment.
     def _repr_markdown_(self) -> str:
-        from costlang.printers.markdown import MarkdownPrinter
+        from costlang.printers.derivation.markdown import MarkdownPrinter
         return MarkdownPrinter().doprint(self)
 
     def _repr_latex_(self) -> str:
-        from costlang.printers.latex import LatexDocPrinter
+        from costlang.printers.derivation.latex import LatexDocPrinter
         return LatexDocPrinter().doprint(self)
 
     @classmethod
@@ -97,10 +97,10 @@ class Model:
         program = self.program
         if settings:
             from costlang.frontend.edits import apply_settings
-            from costlang.analysis.whatif import parse_settings
+            from costlang.queries.whatif import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
-        from costlang.analysis.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
+        from costlang.queries.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
         return Analysis.of(analyze(program, fusion=fusion, hardware=hardware))
 
     def __repr__(self) -> str:

@@ -32,7 +32,7 @@ def query(analysis, name):
         if q.name == name:
             if hasattr(q.value, "expr"):
                 return analysis.value(q.value.expr)
-            from costlang.printers.verdicts import verdict_words
+            from costlang.printers.words.verdicts import verdict_words
             return verdict_words(q.value)
     raise KeyError(name)
 

@@ -12,10 +12,10 @@ import pytest
 
 from conftest import EXAMPLES, ROOT, example_files, stdlib_files
 from costlang import load
-from costlang.analysis.pipeline import analyze
+from costlang.queries.pipeline import analyze
 from costlang.cli import main
-from costlang.printers.json import to_json
-from costlang.printers.text import report
+from costlang.printers.data.json import to_json
+from costlang.printers.text.report import report
 from test_no_raw_sympy import HEAVY, raw_sympy, raw_sympy_in_outputs
 
 

@@ -14,8 +14,8 @@ import sympy
 
 from costlang import load_string
 from costlang.analysis.bounds import COMPUTE, MEMORY
-from costlang.analysis.solve_terms import Case, Side, StepKind, Taken
-from costlang.printers.solve_words import case_words, side_predicate, side_words
+from costlang.queries.solve_terms import Case, Side, StepKind, Taken
+from costlang.printers.words.solve import case_words, side_predicate, side_words
 
 ANALYSIS = Path(__file__).resolve().parents[1] / "costlang" / "analysis"
 

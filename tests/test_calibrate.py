@@ -7,7 +7,7 @@ import sympy
 
 from conftest import EXAMPLES
 from costlang import load, load_string
-from costlang.analysis.calibrate import fit, leave_one_out, mape, points, signed_error
+from costlang.queries.calibrate import fit, leave_one_out, mape, points, signed_error
 from costlang.cli import main
 
 R = sympy.Rational

@@ -10,8 +10,8 @@ from pygments.token import Keyword
 
 from costlang.cli import main
 from costlang.frontend.keywords import grammar_keywords
-from costlang.lexer import CostLexer
-from costlang.tools.editors import textmate_grammar
+from costlang.editors.lexer import CostLexer
+from costlang.editors.textmate import textmate_grammar
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "examples").rglob("*.cost")) + sorted((ROOT / "stdlib").rglob("*.cost"))

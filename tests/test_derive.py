@@ -9,11 +9,10 @@ import pytest
 import costlang
 from costlang.analysis.derive import derive_kernel
 from costlang.cli import main
-from costlang.printers.derivation import DerivationPrinter
-from costlang.printers.latex import LatexDocPrinter
-from costlang.printers.markdown import MarkdownPrinter
-from costlang.tools import regen
-
+from costlang.printers.derivation.printer import DerivationPrinter
+from costlang.printers.derivation.latex import LatexDocPrinter
+from costlang.printers.derivation.markdown import MarkdownPrinter
+from tools import regen
 ROOT = Path(__file__).resolve().parent.parent
 EX = ROOT / "examples"
 
@@ -162,12 +161,12 @@ def test_every_kernel_derivation_matches_the_analysis():
 def test_golden_files_are_current():
     stale = [str(g.relative_to(ROOT)) for s, g, fmt, lang in regen.golden_files(ROOT)
              if not g.exists() or g.read_text(encoding="utf-8") != regen.render(s, fmt, lang)]
-    assert not stale, f"run `python -m costlang.tools.regen` to update: {stale}"
+    assert not stale, f"run `python -m tools.regen` to update: {stale}"
 
 
 @pytest.mark.slow  # the same check as test_golden_files_are_current, through the command line
 def test_regen_check_command():
-    r = subprocess.run([sys.executable, "-m", "costlang.tools.regen", "--check", "--root", str(ROOT)],
+    r = subprocess.run([sys.executable, "-m", "tools.regen", "--check", "--root", str(ROOT)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import EXAMPLES
 from costlang import load, load_string
 from costlang.cli import main
-from costlang.derive_cli import render_derivation
+from costlang.cli.derive import render_derivation
 
 
 def derive(rel, **kw):

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import costlang
 import pytest
-from costlang.printers.latex import LatexDocPrinter
-from costlang.printers.markdown import MarkdownPrinter
-from costlang.tools import regen
-
+from costlang.printers.derivation.latex import LatexDocPrinter
+from costlang.printers.derivation.markdown import MarkdownPrinter
+from tools import regen
 ROOT = Path(__file__).resolve().parent.parent
 NODE_DIR = ROOT / "tests" / "node"
 _MD = re.compile(r"\$\$\n(.*?)\n\$\$|\$([^$\n]+)\$", re.S)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import costlang
-from costlang.printers.latex import LatexDocPrinter
-from costlang.printers.markdown import MarkdownPrinter
+from costlang.printers.derivation.latex import LatexDocPrinter
+from costlang.printers.derivation.markdown import MarkdownPrinter
 
 EX = Path(__file__).resolve().parent.parent / "examples"
 PRINTERS = {"md": MarkdownPrinter, "latex": LatexDocPrinter}

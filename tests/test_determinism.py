@@ -17,8 +17,8 @@ from conftest import ROOT, example_files
 DRIVER = """
 import sys
 from costlang import load
-from costlang.printers.json import to_json
-from costlang.printers.text import report
+from costlang.printers.data.json import to_json
+from costlang.printers.text.report import report
 passes, paths = int(sys.argv[1]), sys.argv[2:]
 for n in range(passes):
     for path in paths:

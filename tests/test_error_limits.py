@@ -10,8 +10,8 @@ import sympy
 from costlang import CostlangError, load_string
 from costlang.budget import time_budget
 from costlang.frontend.syntax_errors import MAX_NESTING
-from costlang.printers.json import to_json
-from costlang.printers.text import report
+from costlang.printers.data.json import to_json
+from costlang.printers.text.report import report
 
 H = "use hardware chapter_gpu\n"
 HANG_GUARD = 120  # seconds; each case here needs well under one

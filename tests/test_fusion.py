@@ -10,7 +10,7 @@ import sympy
 
 from conftest import EXAMPLES, query
 from costlang import load_string
-from costlang.analysis.compare import compare_fusion
+from costlang.queries.compare import compare_fusion
 from costlang.passes.costs import KernelCost, Traffic
 from costlang.cli import main
 from costlang.passes import fusion as fusion_module

@@ -28,8 +28,8 @@ from costlang.budget import time_budget
 from costlang.cli import main
 from costlang.errors import BudgetError
 from costlang.frontend.parser import build_parser
-from costlang.printers.json import to_json
-from costlang.printers.text import report
+from costlang.printers.data.json import to_json
+from costlang.printers.text.report import report
 
 NAME = "fuzz.cost"
 _SCALE = os.environ.get("COSTLANG_FUZZ", "1")

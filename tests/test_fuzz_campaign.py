@@ -1,6 +1,6 @@
 """The mutation-fuzz campaign (issue 17): every subcommand on mutated example and stdlib files.
 
-Each case (`costlang.tools.fuzz.make_case`) is a seed: a source file, one to four mutations and
+Each case (`tools.fuzz.make_case`) is a seed: a source file, one to four mutations and
 one command line (check, run text/--json, derive md/latex × en/ko, plot, sweep, compare). Cases run
 in a forked worker that calls `costlang.cli.main`; a case fails on an internal error, on running
 past `CPU_LIMIT` seconds of CPU time, on NaN/Infinity in `--json` output, or on a control
@@ -8,7 +8,7 @@ character in any output. The default run takes `CASES` derandomized seeds (a few
 long campaign is behind an environment variable:
 
     COSTLANG_FUZZ=long python -m pytest tests/test_fuzz_campaign.py    # 100,000 cases
-    python -m costlang.tools.fuzz --cases 20000 --minimize --out fuzz-out # the same, with counts
+    python -m tools.fuzz --cases 20000 --minimize --out fuzz-out # the same, with counts
 
 Failures the campaign found are minimized and pinned in `tests/test_hardening.py`.
 """
@@ -17,8 +17,7 @@ import os
 import pytest
 
 from conftest import example_files, stdlib_files
-from costlang.tools import fuzz
-
+from tools import fuzz
 _SCALE = os.environ.get("COSTLANG_FUZZ", "")
 CASES = 100_000 if _SCALE == "long" else 70
 CPU_LIMIT = 30.0  # far above any legitimate case (the slowest example takes about 2 s)

@@ -325,7 +325,7 @@ def test_a_400_digit_literal_that_does_not_factor_prints_at_once(cli):
 
 
 def test_a_solve_stated_again_is_answered_once(cli, monkeypatch):
-    from costlang.analysis import solve as solve_module
+    from costlang.queries import solve as solve_module
     calls = []
     real = solve_module.solve
     monkeypatch.setattr(solve_module, "solve", lambda *a, **k: calls.append(a[1].name) or real(*a, **k))
@@ -349,7 +349,7 @@ def _endless(*args, **kwargs):
 
 def test_solve_regimes_has_one_budget_for_all_its_kernels(cli, monkeypatch):
     # was 5 s per kernel (29 s for 30 matmuls): each kernel's crossing now spends the statement's budget
-    from costlang.analysis import solve as solve_module
+    from costlang.queries import solve as solve_module
     monkeypatch.setattr(solve_module, "_solve_sides", _endless)
     text = H + "fusion none\ndim N\ninput x: fp16[N]\ny = relu(x)\nz = relu(y)\nw = relu(z)\nsolve r: regimes for N\n"
     status, _, err = cli(text, "run", "t.cost", "--time-budget", "1")
@@ -359,7 +359,7 @@ def test_solve_regimes_has_one_budget_for_all_its_kernels(cli, monkeypatch):
 
 
 def test_a_compare_has_one_budget_for_all_its_scenarios(cli, monkeypatch):
-    from costlang.analysis import whatif
+    from costlang.queries import whatif
     monkeypatch.setattr(whatif, "scenario_analysis", _endless)
     text = RELU + "scenario a { N = 8 }\nscenario b { N = 16 }\ncompare a, b\n"
     status, _, err = cli(text, "run", "t.cost", "--time-budget", "1")

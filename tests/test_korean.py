@@ -7,7 +7,7 @@ HBM 에이치비엠 (ㅁ) → HBM으로; matmul (ㄹ) → matmul로; `logits` �
 """
 import pytest
 
-from costlang.printers.korean import fill, final_consonant, particle
+from costlang.printers.words.korean import fill, final_consonant, particle
 
 
 @pytest.mark.parametrize("text, form, expected", [
@@ -42,7 +42,7 @@ def test_korean_derivation_wording():
     """The phrases the issue asked for, in a real derivation (decode_crossing.cost, B free)."""
     from conftest import EXAMPLES
     from costlang import load
-    from costlang.derive_cli import render_derivation
+    from costlang.cli.derive import render_derivation
     ko = render_derivation(load(EXAMPLES / "queries/decode_crossing.cost").analyze(), lang="ko")
     assert ko.startswith("# 유도 과정: `decode_crossing.cost`")
     assert "가정: FMA 1회" in ko and "약속" not in ko

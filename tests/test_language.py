@@ -3,7 +3,7 @@ import pytest
 import sympy
 
 from costlang import CostlangError, load_string
-from costlang.printers.verdicts import verdict_words as words
+from costlang.printers.words.verdicts import verdict_words as words
 
 R = sympy.Rational
 HW = "use hardware chapter_gpu\n"

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import EXAMPLES
 from costlang import load
-from costlang.analysis.compare import compare_fusion
-from costlang.derive_cli import render_derivation
+from costlang.queries.compare import compare_fusion
+from costlang.cli.derive import render_derivation
 
 FILES = ["roofline/gemm_4096.cost", "queries/decode_crossing.cost", "roofline/exercises/ex4_fusion.cost",
          "queries/llm_decode_batch.cost"]

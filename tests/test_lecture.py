@@ -10,8 +10,8 @@ import pytest
 
 from conftest import EXAMPLES
 from costlang import load
-from costlang.analysis.curve import kernel_trajectories
-from costlang.analysis.sweep import parse_axis
+from costlang.queries.curve import kernel_trajectories
+from costlang.queries.sweep import parse_axis
 from costlang.printers import plot
 
 LECTURE = EXAMPLES / "lecture"

@@ -6,7 +6,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Error, Keyword, Name, Number, String
 
-from costlang.lexer import CostLexer
+from costlang.editors.lexer import CostLexer
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "examples").rglob("*.cost")) + sorted((ROOT / "stdlib").glob("*.cost"))

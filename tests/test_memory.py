@@ -12,7 +12,7 @@ import sympy
 from sympy import Rational as R
 
 from costlang import CostlangError, load, load_string
-from costlang.printers.json import to_json
+from costlang.printers.data.json import to_json
 
 EX = Path(__file__).resolve().parent.parent / "examples" / "memory"
 
@@ -71,7 +71,7 @@ def test_tile_touching_capacity_exactly_fits():
     a = load_string(text).analyze()
     t = only(a).cost.tiling
     assert (t.working_set, t.capacity) == (129024, 129024)
-    from costlang.printers.text import report
+    from costlang.printers.text.report import report
     assert "per SM: fits" in report(a)
 
 
@@ -253,14 +253,14 @@ def test_an_l2_bound_kernel_says_so():
     a = load_string(text).analyze()
     k = only(a)
     assert k.level == "L2" and a.value(k.t_memory) == R(4096, 10 ** 12)
-    from costlang.printers.text import report
+    from costlang.printers.text.report import report
     assert "L2-bound" in report(a)
 
 
 def test_one_level_hardware_keeps_the_plain_verdict():
     a = load_string("use hardware chapter_gpu\ninput a: fp16[8]\ny = relu(a)").analyze()
     assert only(a).level is None
-    from costlang.printers.text import report
+    from costlang.printers.text.report import report
     assert "memory-bound" in report(a) and "HBM-bound" not in report(a)
 
 
@@ -274,7 +274,7 @@ def test_json_has_levels_and_tiling():
 
 
 def test_derivation_shows_levels_tiling_and_the_T_over_2():
-    from costlang.printers.markdown import MarkdownPrinter
+    from costlang.printers.derivation.markdown import MarkdownPrinter
     a = load(EX / "tiled_gemm.cost").analyze()
     text = MarkdownPrinter().doprint(a)
     assert r"T_{\mathrm{memory}}^{(\mathrm{HBM})}" in text and r"T_{\mathrm{memory}}^{(\mathrm{SMEM})}" in text
@@ -283,7 +283,7 @@ def test_derivation_shows_levels_tiling_and_the_T_over_2():
 
 
 def test_flash_derivation_shows_block_sizes_and_theta():
-    from costlang.printers.markdown import MarkdownPrinter
+    from costlang.printers.derivation.markdown import MarkdownPrinter
     a = load(EX / "flash_attention.cost").analyze(settings={"M": 116736})
     text = MarkdownPrinter({"lang": "ko"}).doprint(a)
     assert r"\left\lceil{\frac{116\,736}{4 \cdot 64}}\right\rceil" in text and "&= 456" in text

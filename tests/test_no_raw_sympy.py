@@ -40,11 +40,11 @@ def outputs(path: Path, analysis=None):
     analysis is made once, as the commands make it (`analysis.pipeline.analyze`), unless given,
     and every printer reads it; `sweep` re-analyses with its symbol free, as the command does."""
     from costlang import load
-    from costlang.analysis.pipeline import analyze
-    from costlang.analysis.whatif import file_scenarios
-    from costlang.derive_cli import render_derivation
-    from costlang.printers.text import report
-    from costlang.printers.whatif import comparison_lines
+    from costlang.queries.pipeline import analyze
+    from costlang.queries.whatif import file_scenarios
+    from costlang.cli.derive import render_derivation
+    from costlang.printers.text.report import report
+    from costlang.printers.text.whatif import comparison_lines
     analysis = analysis if analysis is not None else analyze(load(path).program)
     yield "run", report(analysis)
     compared = file_scenarios(analysis)   # what `costlang compare FILE` shows without --scenario

@@ -8,7 +8,7 @@ import sympy
 
 from conftest import query
 from costlang import CostlangError, load_string
-from costlang.analysis.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import parse_settings, scenario_analysis
 
 R = sympy.Rational
 
@@ -174,7 +174,7 @@ def test_megatron_mlp_one_all_reduce():
 
 
 def query_value(a, text):
-    from costlang.analysis.queries import evaluate_in
+    from costlang.queries.evaluate import evaluate_in
     from costlang.frontend.parser import parse
     return a.value(evaluate_in(a, parse("query " + text).statements[0].value).expr)
 

@@ -135,7 +135,7 @@ def test_gradients_name_a_dtype():
 
 def test_derivation_shows_the_alpha_beta_formula(analyze_example):
     from costlang.analysis.derive import derive_kernel
-    from costlang.printers.markdown import MarkdownPrinter
+    from costlang.printers.derivation.markdown import MarkdownPrinter
     a = analyze_example("parallel/megatron_llama3_70b_layer.cost")
     k = kernel(a, "a_all_reduce")
     p, n, sent, steps, t_comms = derive_kernel(a, k).comms
@@ -255,7 +255,7 @@ def test_mixtral_expert_parallel(analyze_example):
 
 def test_json_lists_the_parallelisms():
     import json
-    from costlang.printers.json import to_json
+    from costlang.printers.data.json import to_json
     a = run("parallel pipeline over pp { microbatches = 8 }\nparallel data over dp { gradients = fp32 }\n"
             "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
     system = json.loads(to_json(a))["system"]
@@ -293,7 +293,7 @@ def test_gradient_all_reduce_runs_after_the_pipeline_drains():
 
 def test_derivation_shows_the_bounds_with_the_bubble():
     from costlang.analysis.derive import derive_bounds
-    from costlang.printers.markdown import MarkdownPrinter
+    from costlang.printers.derivation.markdown import MarkdownPrinter
     a = run("parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
     lower, upper = derive_bounds(a)
     assert (lower.value, upper.value) == (a.totals.t_overlap, a.totals.t_serial)

@@ -3,11 +3,9 @@
 from costlang import _resources
 from costlang.frontend import parser as parser_module
 from costlang.frontend.parser import build_parser, parser, tables_match
-from costlang.tools import build_parser as build_tool
-
-
+from tools import build_parser as build_tool
 def test_the_shipped_tables_match_the_grammar():
-    # After a grammar change: python -m costlang.tools.build_parser
+    # After a grammar change: python -m tools.build_parser
     assert build_tool.main(["--check"]) == 0
     assert tables_match(_resources.grammar_file().read_text(encoding="utf-8"))
 
@@ -38,11 +36,11 @@ def test_loading_the_parser_does_not_build_it(monkeypatch):
         parser.cache_clear()
 
 
-# --- the stdlib ships parsed (frontend/shipped.py, costlang/frontend/_stdlib_ast.json) ------------
+# --- the stdlib ships parsed (frontend/shipped.py, costlang/frontend/_generated/stdlib_ast.json) ------------
 
 def test_the_shipped_stdlib_is_current():
-    # After changing stdlib/, the grammar, the parser or the AST classes: python -m costlang.tools.build_parser
-    assert build_tool.stdlib_current(), "stale: run `python -m costlang.tools.build_parser`"
+    # After changing stdlib/, the grammar, the parser or the AST classes: python -m tools.build_parser
+    assert build_tool.stdlib_current(), "stale: run `python -m tools.build_parser`"
 
 
 def test_every_shipped_stdlib_module_equals_its_parse():

@@ -8,7 +8,7 @@ import sympy
 
 import costlang
 from costlang.analysis.bounds import Bound
-from costlang.analysis.curve import CURVE_POINTS, query_curve
+from costlang.queries.curve import CURVE_POINTS, query_curve
 from costlang.cli import main
 from costlang.printers import plot
 
@@ -209,8 +209,8 @@ def test_a_file_without_kernels_has_no_roofline(tmp_path, capsys):
 
 
 def test_trajectory_along_a_free_size_with_its_crossing():
-    from costlang.analysis.curve import kernel_trajectories
-    from costlang.analysis.sweep import parse_axis
+    from costlang.queries.curve import kernel_trajectories
+    from costlang.queries.sweep import parse_axis
     a = costlang.load(DECODE).analyze()
     axis = parse_axis(a.program, "B=1..4096:pow2")
     (t,) = kernel_trajectories(a, axis)
@@ -284,7 +284,7 @@ def test_sweep_plot_has_a_title_and_its_unit():
 
 def test_sweep_plot_over_listed_points(tmp_path):
     # an explicit list is taken as it is: I(n) = n/3 at n = 300, 1500, 3000
-    from costlang.analysis.sweep import parse_axis
+    from costlang.queries.sweep import parse_axis
     a = analysis("roofline/exercises/ex2_gemm_1024.cost")
     axis = parse_axis(a.program, "n=300,1500,3000")
     c = query_curve(a, "I(n)", 300, 3000, xs=axis.values)

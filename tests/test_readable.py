@@ -43,7 +43,7 @@ def test_no_fraction_is_negated_in_text_or_latex():
     # The lecture MLP's B* as d → ∞ (issue 9, item 11's joint approximation): sympy holds
     # −b·f·I*/(b·I* − 2f); moving the sign into the sum gives b·f·I*/(2f − b·I*), the same value
     # (−x/(y − z) = x/(z − y)), and the sum starts with its positive term.
-    from costlang.printers.mathtex import CostLatexPrinter
+    from costlang.printers.derivation.mathtex import CostLatexPrinter
     b, f, istar = sympy.symbols("b f Istar", positive=True)
     e = -b * f * istar / (b * istar - 2 * f)
     assert expr_text(e) == "Istar·b·f/(2·f - Istar·b)"
@@ -100,7 +100,7 @@ def test_an_irrational_value_shows_its_closed_form_beside_the_decimal():
 def test_an_irrational_value_with_a_unit_keeps_its_closed_form():
     # log2(3) = ln 3/ln 2 = 1.0986/0.69315 ≈ 1.58496: sympy holds it as log(3)/log(2), printed as the
     # language's log2; with a unit the exact form stands beside the SI-prefixed decimal
-    from costlang.printers.mathtex import CostLatexPrinter
+    from costlang.printers.derivation.mathtex import CostLatexPrinter
     from costlang.units import FLOP_PER_S
     log2_3 = sympy.log(3) / sympy.log(2)
     assert human(log2_3, SECOND) == "log2(3) s ≈ 1.585 s"
@@ -255,7 +255,7 @@ def test_run_units_binary_and_exact_on_the_4096_gemm():
 # --- LaTeX ------------------------------------------------------------------------------------
 
 def test_latex_prints_max_and_min_as_operators():
-    from costlang.printers.mathtex import CostLatexPrinter
+    from costlang.printers.derivation.mathtex import CostLatexPrinter
     assert CostLatexPrinter().doprint(Max(N, 2 * N ** 2)) == r"\max\left(N, 2 \cdot N^{2}\right)"
     assert CostLatexPrinter().doprint(Min(10, B)) == r"\min\left(10, B\right)"
 
@@ -264,7 +264,7 @@ def test_a_derivation_cancels_common_factors_in_the_general_form_and_the_value()
     # decode_crossing: y = x[B, d] · W[d, d], bf16, d = 8192: I = 2·B·d² / (2·(B·d + d² + B·d)) =
     # 2·B·d²/(2·d² + 4·B·d); cancelling 2·d: B·d/(d + 2·B); with d = 8192: 8192·B/(8192 + 2·B) = 4096·B/(4096 + B)
     from costlang import load
-    from costlang.derive_cli import render_derivation
+    from costlang.cli.derive import render_derivation
     text = render_derivation(load("examples/queries/decode_crossing.cost").analyze(), "md", "en")
     assert r"&= \frac{B \cdot d}{d + 2 \cdot B} \\" in text
     assert r"&= \frac{4096 \cdot B}{4096 + B}\,\mathrm{FLOP/B}" in text

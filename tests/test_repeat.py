@@ -138,7 +138,7 @@ def test_repeat_errors():
 
 
 def test_instances_are_listed_only_for_a_bound_count():
-    from costlang.printers.text import report
+    from costlang.printers.text.report import report
     a = load_string(BLOCK + "h = repeat(L) step(x)\n").analyze()
     assert "the count L is free" in report(a, instances=True)
     b = load_string(BLOCK.replace("dim L, E", "dim L = 2, E") + "h = repeat(L) step(x)\n").analyze()

@@ -11,7 +11,7 @@ import sympy
 
 from costlang import load_string
 from costlang.analysis import memo, shared
-from costlang.analysis.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import parse_settings, scenario_analysis
 
 GEMM = """use hardware chapter_gpu
 dim M = 1024, K = 1024, N = 1024

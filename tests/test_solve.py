@@ -12,8 +12,8 @@ import sympy
 from hypothesis import given, settings, strategies as st
 
 from costlang import load_string
-from costlang.analysis.solve import RegimeMap
-from costlang.printers.solve_words import case_words
+from costlang.queries.solve import RegimeMap
+from costlang.printers.words.solve import case_words
 from costlang.errors import CostlangError, SolveError, UnitError
 
 R = sympy.Rational
@@ -122,7 +122,7 @@ def test_regime_map_per_kernel():
 
 def test_footprint_fits_up_to_floor(analyze_example):
     # fp8 weights: 70e9 + B·1342177280 ≤ 80e9 ⇔ B ≤ 1e10 / (5·2^28) = 5^9 / 2^18.
-    from costlang.analysis.whatif import parse_settings, scenario_analysis
+    from costlang.queries.whatif import parse_settings, scenario_analysis
     base = analyze_example("queries/llm_decode_batch.cost")
     fp8 = scenario_analysis(base, parse_settings("weights = fp8"))
     r = solves(fp8)["batches that fit"]
@@ -242,7 +242,7 @@ def test_kernel_time_with_another_free_symbol_keeps_both_branches():
     assert set(forms) == {"if y is compute-bound there", "if y is memory-bound there"}
     assert same(forms["if y is compute-bound there"], 5 * 10 ** 11 / d ** 2)
     assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     assert solve_lines(r)[1:3] == ["    B* = 500000000000/d^2   (if y is compute-bound there)",
                                    "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
 
@@ -253,7 +253,7 @@ FREE_D = GEMM.format(d="", bind="").replace("dim d = ", "dim d")
 @pytest.mark.parametrize("failure", [NotImplementedError("MRV set"), ValueError("v"), TypeError("t"),
                                      ZeroDivisionError("z")])
 def test_an_extra_that_sympy_cannot_compute_is_left_out(failure):
-    from costlang.analysis.solve import _best_effort
+    from costlang.queries.solve import _best_effort
 
     def extra():
         raise failure
@@ -276,7 +276,7 @@ def test_regime_map_with_another_free_symbol_gives_the_closed_form():
                                                                 ("compute-bound", root, None)]
     assert [str(c) for _, c in y.conditions] == ["d > 1000"]
     assert z.roots == () and [(g.side, g.lower, g.upper) for g in z.regimes] == [("memory-bound", None, None)]
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     assert solve_lines(m) == [
         "  regimes for B: where each kernel turns from one bound to the other",
         "    y: memory-bound for B < B*, compute-bound for B > B* (B* = 500·d/(d - 1000))",
@@ -316,7 +316,7 @@ def test_approximation_with_free_sizes_is_kept():
 # --- printed text ----------------------------------------------------------------------------------
 
 def test_limits_print_infinity_not_oo(analyze_example):
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     rs = solves(analyze_example("queries/inverse_hardware.cost"))
     lines = solve_lines(rs["peak for compute-bound"])
     assert "    as PEAK → ∞: critical_intensity(y) → ∞" in lines     # PEAK/BW grows without bound
@@ -324,7 +324,7 @@ def test_limits_print_infinity_not_oo(analyze_example):
 
 
 def test_an_unlabelled_solve_prints_its_equation_once():
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     (r,) = load_string(GEMM.format(d=8192, bind="") + "solve intensity(y) = 300 for B\n").analyze().solves
     assert r.name == "intensity(y) = 300 for B"
     assert solve_lines(r)[0] == "  intensity(y) = 300, for B"
@@ -334,7 +334,7 @@ def test_an_unlabelled_solve_prints_its_equation_once():
 
 def test_the_approximation_line_states_its_error_and_the_rule(analyze_example):
     # d → ∞: B* ≈ I*·b/2 = 500 against 512000/899: 500·899/512000 − 1 = −0.1221 (12.2 % low).
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     r = solves(analyze_example("queries/decode_crossing.cost"))["B*"]
     assert r.approximations[0].error == R(500 * 899, 512000) - 1
     assert solve_lines(r)[-1] == ("    approximation for d ≫ B* (d → ∞): B* ≈ Istar·b/2 = 500 "
@@ -388,7 +388,7 @@ def test_the_large_size_approximation_with_two_free_sizes():
                  "solve intensity(y) = critical_intensity(y) for B\n")
     joint = [ap for ap in r.approximations if len(ap.growing) == 2]
     assert [(tuple(map(str, ap.growing)), ap.expr) for ap in joint] == [(("D", "F"), sympy.Rational(9850, 41))]
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     assert "    approximation for D, F ≫ B* (D, F → ∞): B* ≈ Istar = 9850/41 ≈ 240.2" in solve_lines(r)
 
 
@@ -403,12 +403,12 @@ def test_what_sympy_cannot_decide_is_said():
     r = solve_in(TWO_ROOTS)
     c = sympy.Symbol("c", positive=True)
     assert set(r.roots) == {c, 2 * c} and r.regimes == () and r.undecided == ("regimes",)
-    from costlang.printers.whatif import solve_lines
+    from costlang.printers.text.whatif import solve_lines
     assert "    sympy could not decide: the regimes on each side of the crossing" in solve_lines(r)
 
 
 def test_an_extra_sympy_cannot_compute_is_said(monkeypatch):
-    import costlang.analysis.solve as solve_module
+    import costlang.queries.solve as solve_module
 
     def fails(*args):
         raise NotImplementedError("no method")
@@ -421,7 +421,7 @@ def test_a_solution_set_with_no_short_exact_end_is_rounded_inward():
     # 2 B · (517·1024 + 256·4096) B = 3,155,968·B ≤ 249,763,584 B ⇔ B ≤ 124881792/1577984 = 79.1402…
     # (no short exact form). The set printed "B ≤ ≈ 79.14"; rounded inward it stays true: an upper
     # end rounds down (79.14 < 79.1402), a lower end up (B ≥ 79.15 > 79.1402).
-    from costlang.printers.text import report
+    from costlang.printers.text.report import report
     a = load_string("use hardware chapter_gpu\ndim B\ndim S = 1024\ndim T = 4096\n"
                     "input x: fp16[B, 517*S + 256*T]\noutput y = relu(x)\n"
                     'solve "fits": nbytes(x) <= 249763584 B for B\n'

@@ -26,7 +26,7 @@ print("heavy:", heavy, "code:", code, "parsed:", parsed, file=sys.stderr)
 
 def test_run_imports_neither_numpy_nor_matplotlib_and_loads_the_shipped_parser_and_stdlib():
     # gemm_4096.cost imports nothing itself: only the prelude and the stdlib it imports are read
-    # through the loader, and every one of them comes from costlang/frontend/_stdlib_ast.json
+    # through the loader, and every one of them comes from costlang/frontend/_generated/stdlib_ast.json
     done = subprocess.run([sys.executable, "-c", CHECK, str(EXAMPLES / "roofline/gemm_4096.cost")],
                           capture_output=True, text=True)
     assert done.stderr.strip().splitlines()[-1] == "heavy: [] code: 0 parsed: []", done.stderr

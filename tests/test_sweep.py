@@ -10,9 +10,9 @@ import pytest
 from conftest import EXAMPLES
 from costlang import load, load_string
 from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY
-from costlang.analysis.sweep import Mark, parse_axis, sweep
-from costlang.printers.whatif import mark_text
-from costlang.analysis.whatif import parse_settings, scenario_analysis
+from costlang.queries.sweep import Mark, parse_axis, sweep
+from costlang.printers.text.whatif import mark_text
+from costlang.queries.whatif import parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError
 
@@ -164,7 +164,7 @@ def test_repeated_sweeps_rerun_no_pipeline(monkeypatch):
     # the second sweep over B (other values) reuses the first one's plan: no unbinding, no analysis
     a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
     sweep(a, [parse_axis(a.program, "B=1..1024:pow2")], ["tokens/s"])
-    import costlang.analysis.sweep as module
+    import costlang.queries.sweep as module
 
     def no_pipeline(*args, **kwargs):
         raise AssertionError("the sweep re-ran the pipeline")

@@ -9,9 +9,9 @@ from sympy import Rational as R
 from costlang import load_string
 from costlang.analysis.verdict import Bound
 from costlang.cli import main
-from costlang.printers.json import to_dict
-from costlang.printers.text import report
-from costlang.printers.verdicts import threshold, verdict_words as words
+from costlang.printers.data.json import to_dict
+from costlang.printers.text.report import report
+from costlang.printers.words.verdicts import threshold, verdict_words as words
 
 # chapter_gpu: 1000 TFLOP/s fp16, 2 TB/s, so I* = 500 FLOP/B
 CHAPTER = "use hardware chapter_gpu\n"

@@ -12,7 +12,7 @@ import sympy
 
 from conftest import EXAMPLES, query
 from costlang import load, load_string
-from costlang.analysis.whatif import Settings, compare_analyses, parse_scenario, parse_settings, scenario_analysis
+from costlang.queries.whatif import Settings, compare_analyses, parse_scenario, parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError
 

@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 from costlang import load_string
-from costlang.analysis.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError
 
@@ -72,7 +72,7 @@ def test_solve_for_a_size_that_must_agree_ties_the_other_one():
 def test_sweep_over_a_tied_size_moves_both():
     # K = J = 1024: 2·4096²·1024 FLOP over 2·(4096·1024·2 + 4096²) B = I = 4096·1024/(2·1024 + 4096)
     # = 2048/3 ≈ 682.7 FLOP/B (with J left at 5 it would be 2·4096²·1024 / 2·(4096·1024 + 5·4096 + 4096²)).
-    from costlang.analysis.sweep import parse_axis, sweep
+    from costlang.queries.sweep import parse_axis, sweep
     base = load_string(KJ).analyze()
     result = sweep(base, [parse_axis(base.program, "K=1024..1024")], ["intensity()"])
     assert result.columns[0][0] == pytest.approx(2048 / 3)

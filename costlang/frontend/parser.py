@@ -43,16 +43,16 @@ def build_parser(grammar_text: str) -> Lark:
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    """The Lark parser, loaded from the tables shipped in the package (`_parser_tables.py`).
+    """The Lark parser, loaded from the tables shipped in the package (`_generated/parser_tables.py`).
 
     The tables are Lark's own serialization, written as a Python literal by
-    `python -m costlang.tools.build_parser`; loading them takes milliseconds and reads no pickle.
+    `python -m tools.build_parser`; loading them takes milliseconds and reads no pickle.
     When they do not match the grammar (it was edited and the tables not regenerated) or were
     built by another Lark version, the parser is built from the grammar instead: slower, same result.
     """
     text = _resources.grammar_file().read_text(encoding="utf-8")
     if tables_match(text):
-        from costlang.frontend import _parser_tables as tables
+        from costlang.frontend._generated import parser_tables as tables
         return Lark._load_from_dict(tables.DATA, tables.MEMO)  # what Lark's standalone module does
     return build_parser(text)
 
@@ -60,7 +60,7 @@ def parser() -> Lark:
 def tables_match(grammar_text: str) -> bool:
     """Whether the shipped tables were built from this grammar text by the installed Lark."""
     try:
-        from costlang.frontend import _parser_tables as tables
+        from costlang.frontend._generated import parser_tables as tables
     except ImportError:  # a checkout before the first build_parser run
         return False
     return (tables.LARK_VERSION == lark_version

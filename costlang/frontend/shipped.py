@@ -1,7 +1,7 @@
 """The stdlib, parsed once at development time: `ast.Module`s ↔ a plain Python literal.
 
-Input (build, `python -m costlang.tools.build_parser`): the stdlib's `.cost` files, parsed.
-Output: `costlang/frontend/_stdlib_ast.json`, each file's AST encoded as nested lists of strings,
+Input (build, `python -m tools.build_parser`): the stdlib's `.cost` files, parsed.
+Output: `costlang/frontend/_generated/stdlib_ast.json`, each file's AST encoded as nested lists of strings,
 numbers and None, with the SHA-256 of the file's text and of the front end that parsed it (the
 grammar, the parser, the AST classes). JSON rather than a Python module: it loads in milliseconds
 even where no bytecode is cached. At run time `shipped_module` decodes a stdlib file's AST
@@ -32,7 +32,7 @@ from costlang.frontend import ast
 
 __all__ = ["encode", "decode", "frontend_sha256", "shipped_module", "SHIPPED_FILE"]
 
-SHIPPED_FILE = Path(__file__).resolve().parent / "_stdlib_ast.json"
+SHIPPED_FILE = Path(__file__).resolve().parent / "_generated" / "stdlib_ast.json"
 
 _CLASSES = {cls.__name__: cls for cls in vars(ast).values()  # the AST's classes and its expressions'
             if isinstance(cls, type) and dataclasses.is_dataclass(cls)

@@ -38,13 +38,13 @@ class Rendered:
 
 def render(analysis, obj=None, lang: str = "en", steps=None) -> Rendered:
     """`obj` (a result of `analysis`, or the analysis itself when None) in both markups."""
-    from costlang.printers.derivation import STEPS
-    from costlang.printers.latex import LatexDocPrinter
-    from costlang.printers.markdown import MarkdownPrinter
+    from costlang.printers.derivation.printer import STEPS
+    from costlang.printers.derivation.latex import LatexDocPrinter
+    from costlang.printers.derivation.markdown import MarkdownPrinter
     settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
     target = analysis if obj is None else obj
     if type(target).__name__ == "Comparison":   # a what-if table: the text printer's, verbatim
-        from costlang.printers.whatif import comparison_lines
+        from costlang.printers.text.whatif import comparison_lines
         text = "\n".join(comparison_lines(target))
         fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))   # longer than any run inside
         verbatim = text.replace("\\end{verbatim}", "\\end {verbatim}")           # which would end it early

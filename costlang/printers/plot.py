@@ -15,8 +15,8 @@ from typing import Optional, Sequence
 import sympy
 
 from costlang.units import BYTE_PER_S, FLOP_PER_S
-from costlang.printers.mathtex import prefixed_tex
-from costlang.printers.phrases import phrase
+from costlang.printers.derivation.mathtex import prefixed_tex
+from costlang.printers.words.phrases import phrase
 
 __all__ = ["Plot", "roofline", "sweep", "points", "FORMATS"]
 

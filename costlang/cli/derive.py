@@ -1,0 +1,276 @@
+"""The lecture-notes commands: `costlang derive` (Markdown/LaTeX derivations) and `costlang plot`.
+
+Input: parsed command-line arguments. Output: the text to print (empty when written to `-o`);
+bad arguments are `ArgumentError`s (quoting the argument), which `cli.main` prints and turns into
+exit status 2, like every other `CostlangError`. `cli.py` adds these subcommands; matplotlib is
+imported only inside `plot`, so `costlang run` and `costlang derive` never load it. The analysis
+behind a sweep plot is `analysis.curve`; `printers.plot` only draws.
+"""
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+from pathlib import Path
+
+import sympy
+
+from costlang.errors import CostlangError, Source, Span
+from costlang.ir.program import FUSION_MODES
+from costlang.printers.words.phrases import LANGUAGES
+
+__all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation",
+           "ArgumentError", "COMMANDS"]
+
+FORMATS = ("md", "latex")
+DEFAULT_RANGE = "1..10000"
+
+
+class ArgumentError(CostlangError):
+    """A command-line argument that cannot be used; its span is the argument's own text."""
+    kind = "argument"
+
+
+def argument_span(flag: str, text: str) -> Span:
+    """A span over a whole argument, so that its error quotes it with a caret."""
+    return Span(Source(flag, text), 1, 1, 1, max(len(text), 1) + 1)
+
+
+def add_parsers(sub) -> list[argparse.ArgumentParser]:
+    derive = sub.add_parser("derive", help="write a step-by-step derivation (Markdown or LaTeX)")
+    derive.add_argument("file")
+    derive.add_argument("--format", choices=FORMATS, default="md", help="md (default) or latex")
+    derive.add_argument("--lang", choices=LANGUAGES, default="en", help="en (default) or ko")
+    derive.add_argument("--standalone", action="store_true",
+                        help="with --format latex: a compilable document, not a fragment for \\input")
+    derive.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's)")
+    derive.add_argument("--hardware", help="derive on another hardware preset")
+    derive.add_argument("--compare-fusion", action="store_true",
+                        help="also derive the traffic before and after fusion (unfused vs the mode)")
+    derive.add_argument("--steps", metavar="STEP,...",
+                        help="the steps of each kernel to show, in the recipe's order: any of "
+                             "bytes, flops, intensity, attainable, times, verdict (default: all)")
+    derive.add_argument("-o", "--output", help="write to this file instead of stdout")
+    derive.add_argument("--force", action="store_true", help="with -o: replace an existing file")
+    plot = sub.add_parser("plot", help="draw the roofline (or a sweep) to a PNG, SVG or PDF file")
+    plot.add_argument("file")
+    plot.add_argument("-o", "--output", required=True, help="roofline.png, .svg or .pdf")
+    plot.add_argument("--force", action="store_true", help="replace an existing file")
+    plot.add_argument("--hardware", action="append", help="hardware preset (repeat to overlay several)")
+    plot.add_argument("--fusion", choices=FUSION_MODES, help="fusion mode (default: the file's)")
+    plot.add_argument("--compare-fusion", action="store_true",
+                      help="also place the unfused kernels, with arrows to the kernels they fuse into")
+    plot.add_argument("--sweep", metavar="QUERY",
+                      help="plot this query against its free symbol instead of the roofline")
+    plot.add_argument("--over", metavar="NAME=LO..HI[:SPACING]",
+                      help="a free symbol's range, as `sweep --over` takes it: the roofline draws each "
+                           "kernel's trajectory along it; a --sweep plot uses it as its x axis "
+                           f"(default {DEFAULT_RANGE} on a log scale)")
+    plot.add_argument("--linear", action="store_true", help="linear axes instead of logarithmic ones")
+    plot.add_argument("--style", choices=("paper", "slides"), default="paper",
+                      help="paper (default) or slides: a 16:9 figure with large type")
+    plot.add_argument("--against", metavar="QUERY|istar",
+                      help="the reference line the sweep crosses (default: I* for an intensity)")
+    from costlang.cli.whatif import add_set_option
+    add_set_option(plot)
+    add_set_option(derive)
+    return [derive, plot]
+
+
+def render_derivation(analysis, fmt: str = "md", lang: str = "en", standalone: bool = False,
+                      extras=(), steps=None) -> str:
+    """The derivation of `analysis`, then of each extra result (e.g. a `FusionComparison`);
+    `steps`: which steps of each kernel to show (default: all of `printers.derivation.STEPS`)."""
+    from costlang.printers.derivation.printer import STEPS
+    settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
+    if fmt == "md":
+        from costlang.printers.derivation.markdown import MarkdownPrinter
+        return MarkdownPrinter(**settings).doprint(analysis, extras=extras)
+    from costlang.printers.derivation.latex import LatexDocPrinter
+    return LatexDocPrinter(standalone=standalone, **settings).doprint(analysis, extras=extras)
+
+
+def parse_steps(text):
+    """`--steps intensity,verdict` → the steps in the recipe's order; unknown names are errors."""
+    from costlang.printers.derivation.printer import STEPS
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in STEPS]
+    if unknown or not names:
+        from costlang.errors import did_you_mean
+        raise ArgumentError(f"--steps takes steps among {', '.join(STEPS)}, not {unknown[0] if unknown else text!r}",
+                            argument_span("--steps", text),
+                            did_you_mean(unknown[0], STEPS) if unknown else None)
+    return tuple(s for s in STEPS if s in names)
+
+
+def _emit(text: str, args) -> str:
+    if args.output is None:
+        return text
+    from costlang.printers.safe import terminal_safe  # the file is read on a terminal too
+    _write(args, terminal_safe(text).encode("utf-8"))
+    return ""
+
+
+def _write(args, data: bytes) -> None:
+    """Write `data` to `-o`; never over the input file, never through a symbolic link, and over an
+    existing file only with `--force`. A path that cannot be written is bad input, not a crash."""
+    import os
+    path, span = check_output(args), argument_span("-o", args.output)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    if not args.force:
+        flags |= os.O_EXCL  # the file did not exist a moment ago: it must not appear meanwhile
+    try:
+        fd = os.open(path, flags, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise ArgumentError(f"cannot write {args.output!r}: {e.strerror or e}", span,
+                            "check that the folder exists and can be written") from None
+
+
+def check_output(args) -> Path:
+    """The `-o` path, once it is known that writing it loses nothing (checked before the analysis
+    too, so that a refused file name does not wait for it)."""
+    output = args.output
+    span = argument_span("-o", output)
+    path = Path(output)
+    if path.is_symlink():
+        raise ArgumentError(f"will not write {output!r}: it is a symbolic link", span,
+                            "name the file the link points to, or another file")
+    if path.exists():
+        try:
+            same = path.samefile(args.file)
+        except OSError:
+            same = False
+        if same:
+            raise ArgumentError(f"will not write over the input file {output!r}", span,
+                                "choose another name for the output")
+        if not args.force:
+            raise ArgumentError(f"will not replace the existing file {output!r}", span,
+                                "add --force to replace it, or choose another name")
+        if not path.is_file():
+            raise ArgumentError(f"cannot write {output!r}: it is not a regular file", span)
+    return path
+
+
+def derive_command(args) -> str:
+    from costlang import load
+    if args.output is not None:
+        check_output(args)
+    from costlang.queries.pipeline import analyze
+    from costlang.cli.whatif import apply_cli_settings
+    steps = parse_steps(args.steps)
+    analysis = analyze(apply_cli_settings(load(args.file), args.set), fusion=args.fusion, hardware=args.hardware)
+    extras = ()
+    if args.compare_fusion:
+        from costlang.queries.compare import compare_fusion
+        extras = (compare_fusion(analysis),)
+    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args)
+
+
+# --- plot --------------------------------------------------------------------------------------
+
+def plot_command(args) -> str:
+    """`costlang plot`: the roofline (one analysis per --hardware), or --sweep of a query."""
+    _check_plot_options(args)
+    plot = _plotting()
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in plot.FORMATS:
+        raise ArgumentError(f"cannot write a plot to {args.output!r}: the file name must end in "
+                            f"{', '.join(plot.FORMATS[:-1])} or {plot.FORMATS[-1]}",
+                            argument_span("-o", args.output))
+    check_output(args)
+    from costlang import load
+    from costlang.queries.pipeline import analyze
+    from costlang.cli.whatif import apply_cli_settings
+    program = apply_cli_settings(load(args.file), args.set)
+    axis = None
+    if args.over is not None:
+        from costlang.queries.curve import CURVE_POINTS
+        from costlang.queries.sweep import parse_axis
+        axis = parse_axis(program, args.over, default=f"log:{CURVE_POINTS if args.sweep else TRAJECTORY_POINTS}")
+    if args.sweep:
+        figure = _sweep_plot(plot, program, args, axis)
+    else:
+        hardware = args.hardware or [None]
+        analyses = [analyze(program, fusion=args.fusion, hardware=h) for h in hardware]
+        unfused = [analyze(program, fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
+        trajectories = []
+        if axis is not None:
+            from costlang.queries.curve import kernel_trajectories
+            trajectories = [kernel_trajectories(a, axis) for a in analyses]
+        elif not any(plot.points(a) for a in analyses):
+            _nothing_to_place(program, analyses)
+        figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
+    _write(args, figure.to_bytes(suffix))
+    return ""
+
+
+def _nothing_to_place(program, analyses) -> None:
+    """Why no kernel has a point on the roofline, at the file (no kernels) or at the declaration
+    of the first free symbol they depend on."""
+    if not any(a.kernels for a in analyses):
+        raise ArgumentError("the file has no kernels to place on the roofline", program.main_span,
+                            "compute a tensor first, e.g. `output y = relu(x)`")
+    free = sorted(program.free_symbols, key=str)
+    names = ", ".join(map(str, free))
+    first = program.symbols.get(str(free[0])) if free else None
+    raise ArgumentError(f"no kernel can be placed on the roofline: they depend on {names}, which "
+                        "have no value", first.span if first else program.main_span,
+                        f"give them values with --set (e.g. --set {free[0]}=1024), or draw each kernel's "
+                        f"path with --over {free[0]}=1..4096" if free else None)
+
+
+TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default spacing
+
+
+def _sweep_plot(plot, program, args, axis):
+    from costlang.queries.curve import query_curve
+    from costlang.queries.pipeline import analyze
+    a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
+    if axis is None:
+        lo, hi, name, xs = 1, 10000, None, None
+    else:
+        lo, hi, name, xs = (_exact(min(axis.values)), _exact(max(axis.values)), axis.name,
+                            axis.values)
+    curve = query_curve(a, args.sweep, lo, hi, args.against, symbol_name=name, xs=xs)
+    query = next(q for q in a.queries if q.name == args.sweep).value
+    unit = "" if query.unit.dimensionless else str(query.unit)
+    return plot.sweep(curve, linear=args.linear, style=args.style, unit=unit)
+
+
+def _exact(x: float) -> sympy.Rational:
+    """A float bound of a range as the exact number it was typed as (64.0 → 64, 0.1 → 1/10)."""
+    f = Fraction(repr(x))
+    return sympy.Rational(f.numerator, f.denominator)
+
+
+def _check_plot_options(args) -> None:
+    """Options that the chosen kind of plot would silently ignore are errors."""
+    if not args.sweep:
+        for flag, value in (("--against", args.against),):
+            if value is not None:
+                raise ArgumentError(f"{flag} applies to a sweep plot only", argument_span(flag, value),
+                                    f"add --sweep QUERY, or leave out {flag}")
+        return
+    if args.compare_fusion:
+        raise ArgumentError("--compare-fusion applies to the roofline, not to a sweep plot", None,
+                            "leave out --sweep, or --compare-fusion")
+    if args.hardware and len(args.hardware) > 1:
+        raise ArgumentError(f"a sweep plot takes one --hardware, not {len(args.hardware)}", None,
+                            "overlaying several presets is for the roofline")
+
+
+def _plotting():
+    """`printers.plot`, once matplotlib is known to be installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ArgumentError("`costlang plot` needs matplotlib, which is not installed", None,
+                            "pip install 'costlang[plot]'") from None
+    from costlang.printers import plot
+    return plot
+
+
+COMMANDS = {"derive": derive_command, "plot": plot_command}

@@ -1,0 +1,100 @@
+"""`costlang hardware`, `costlang validate` and `costlang calibrate`.
+
+`costlang hardware` lists every preset; `costlang hardware show NAME` prints every figure of NAME
+with the source its comment names; `--file F.cost` adds the hardware that file defines.
+`costlang validate FILE...` compares each `measure`d kernel with its roofline prediction (signed
+error, MAPE, lower-bound check) and with a leave-one-out calibrated prediction; `costlang calibrate
+FILE...` fits the efficiency factors and launch overhead, prints the residuals, and with `-o` writes
+a `.cost` hardware extending the measured one. Measured kernels are grouped by hardware.
+"""
+from __future__ import annotations
+
+import argparse
+
+from costlang.errors import CostNameError, did_you_mean
+
+__all__ = ["add_parsers", "COMMANDS"]
+
+
+def add_parsers(sub) -> list[argparse.ArgumentParser]:
+    hw = sub.add_parser("hardware", help="list the hardware presets, or `show NAME` with every figure's source")
+    hw.add_argument("action", nargs="?", choices=["show"], help="show one hardware")
+    hw.add_argument("name", nargs="?", help="the hardware to show")
+    hw.add_argument("--file", help="also the hardware this .cost file defines (and imports)")
+    val = sub.add_parser("validate", help="predicted vs measured (`measure` blocks): signed errors, MAPE, "
+                                          "before and after leave-one-out calibration")
+    cal = sub.add_parser("calibrate", help="fit efficiency factors and launch overhead to `measure` blocks")
+    for p in (val, cal):
+        p.add_argument("files", nargs="+", metavar="FILE")
+        p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+    cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
+    cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
+    cal.add_argument("--suffix", default="_calibrated",
+                     help="name of each calibrated hardware: the measured one's plus this (default _calibrated)")
+    return [hw, val, cal]
+
+
+def _program(args):
+    from costlang.frontend.parser import parse
+    from costlang.frontend.resolve import resolve
+    if args.file:
+        from costlang import load
+        return load(args.file).program
+    return resolve(parse("", "<presets>"), None)
+
+
+def _hardware(args) -> str:
+    program = _program(args)
+    if args.action is None:
+        from costlang.printers.text.hardware import hardware_list
+        return hardware_list(program)
+    if args.name is None:
+        raise CostNameError("`costlang hardware show` needs a hardware name", None,
+                            "presets: " + ", ".join(program.hardware))
+    if args.name not in program.hardware:
+        raise CostNameError(f"unknown hardware '{args.name}'", None,
+                            did_you_mean(args.name, program.hardware)
+                            or "`costlang hardware` lists the presets")
+    from costlang.analysis.hardware_sheet import hardware_sheet
+    from costlang.printers.text.hardware import hardware_sheet_text
+    return hardware_sheet_text(hardware_sheet(program, args.name))
+
+
+def _groups(args) -> tuple[dict, dict]:
+    """Measured kernels of every file, grouped by hardware; and each hardware's main memory level."""
+    from costlang import load
+    from costlang.queries.calibrate import points
+    groups: dict = {}
+    levels: dict = {}
+    for path in args.files:
+        analysis = load(path).analyze(hardware=args.hardware)
+        found = points(analysis, path)
+        if found:
+            groups.setdefault(analysis.hardware.name, []).extend(found)
+            levels[analysis.hardware.name] = analysis.hardware.main_memory.name
+    if not groups:
+        raise CostNameError("no file has a `measure` block", None,
+                            "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y")
+    return groups, levels
+
+
+def _validate(args) -> str:
+    from costlang.printers.text.validation import validation_text
+    return validation_text(_groups(args)[0])
+
+
+def _calibrate(args) -> str:
+    from costlang.queries.calibrate import fit
+    from costlang.printers.text.validation import calibrated_hardware, calibration_text
+    groups, levels = _groups(args)
+    fits = {hw: fit(pts) for hw, pts in groups.items()}
+    text = calibration_text(fits)
+    if args.output:
+        from costlang.cli.derive import _write
+        cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
+        _write(args, cost.encode("utf-8"))
+        text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"
+    return text
+
+
+COMMANDS = {"hardware": _hardware, "validate": _validate, "calibrate": _calibrate}

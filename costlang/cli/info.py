@@ -1,0 +1,101 @@
+"""The command line's informational parts: `costlang ops`, `costlang completion`, `costlang editor`.
+
+Input: argparse arguments. Output: the text the command prints (a table, a shell script) or the
+files it writes. `costlang --version` lives in `cli.py`.
+
+  costlang ops [FILE] [--json]            the operators and blocks a file can call
+  costlang completion bash|zsh            a completion script (needs the `shtab` package)
+  costlang editor vscode FOLDER           a VS Code extension with the TextMate grammar
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from costlang.errors import CostlangError
+
+__all__ = ["add_parsers", "completion_script", "COMMANDS"]
+
+
+def add_parsers(sub) -> list:
+    ops = sub.add_parser("ops", help="list the operators a file can call (the stdlib's without FILE)")
+    ops.add_argument("file", nargs="?")
+    ops.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    comp = sub.add_parser("completion", help="print a shell completion script")
+    comp.add_argument("shell", choices=("bash", "zsh"))
+    editor = sub.add_parser("editor", help="write editor support generated from the grammar")
+    editor.add_argument("editor", choices=("vscode",))
+    editor.add_argument("folder", help="the extension folder to create (must not exist yet)")
+    return [ops, comp, editor]
+
+
+def _ops(args) -> str:
+    from costlang.frontend import ast
+    from costlang.frontend.resolve import resolve
+    program = resolve(ast.Module("<stdlib>", ()), None) if args.file is None else _load(args.file)
+    rows = [{"name": o.name, "params": list(o.params), "kind": o.kind,
+             "flops_per_element": None if o.kind == "view" else str(o.flops),
+             "defined_at": _where(o.span)} for o in sorted(program.ops.values(), key=lambda o: o.name)]
+    blocks = [{"name": b.name, "params": [_param(p) for p in b.params], "defined_at": _where(b.span)}
+              for b in sorted(program.blocks.values(), key=lambda b: b.name)]
+    if args.json:
+        return json.dumps({"ops": rows, "blocks": blocks}, indent=2, ensure_ascii=False) + "\n"
+    out = _table([("op", "kind", "FLOPs/element", "defined at")] +
+                 [(f"{r['name']}({', '.join(r['params'])})", r["kind"], r["flops_per_element"] or "-",
+                   r["defined_at"]) for r in rows])
+    if blocks:
+        out += "\n" + _table([("block", "defined at")] + [(f"{b['name']}({', '.join(b['params'])})",
+                                                          b["defined_at"]) for b in blocks])
+    return out
+
+
+def _param(p) -> str:
+    """A block parameter as written: `x: dt[n, d]`, `f: dim`, `dt: dtype` (its own source text)."""
+    span = p.span
+    if span is not None and span.line == span.end_line:
+        text = span.source.line(span.line)[span.column - 1: span.end_column - 1].strip()
+        if text.startswith(p.name):
+            return " ".join(text.split())
+    return f"{p.name}: {p.kind}"
+
+
+def _table(table) -> str:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def _load(path: str):
+    from costlang import load
+    return load(path).program
+
+
+def _where(span) -> str:
+    if span is None:
+        return "built in"
+    return f"{Path(span.source.name).name}:{span.line}"
+
+
+def completion_script(parser, shell: str) -> str:
+    """The `shell` completion script for `parser` (the whole command line's, which cli.py passes in)."""
+    try:
+        import shtab
+    except ImportError:
+        raise CostlangError("shell completion needs the shtab package",
+                            hint="pip install shtab (or pip install \"costlang[completion]\")") from None
+    return shtab.complete(parser, shell=shell)
+
+
+def _editor(args) -> str:
+    from costlang import __version__
+    from costlang.editors.textmate import write_vscode_extension
+    folder = Path(args.folder)
+    if folder.exists() or folder.is_symlink():
+        raise CostlangError(f"{folder} exists already; costlang writes a new folder and never replaces one",
+                            hint="name a folder that does not exist yet")
+    written = write_vscode_extension(folder, __version__)
+    return "".join(f"wrote {p}\n" for p in written)
+
+
+COMMANDS = {"ops": _ops, "editor": _editor}

@@ -1,0 +1,186 @@
+"""The JSON report: one object with hardware, kernels, totals, footprint, measurements, queries.
+
+Numbers are JSON numbers when every symbol is bound (integers stay integers; other values are
+floats), otherwise the expression as a string (sympy `str`). Keys are in a fixed order.
+"""
+from __future__ import annotations
+
+import json
+
+import sympy
+
+from costlang.analysis.composition import crossings, kernel_scopes, repeats
+from costlang.analysis.verdict import Verdict
+from costlang.printers.numbers import json_number as number
+from costlang.printers.words.verdicts import to_dict as verdict_dict
+
+__all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
+
+
+def _kernel(a, k) -> dict:
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "name": k.name, "ops": list(k.ops), "op_types": list(k.op_names),
+        "flops": v(k.flops), "bytes_read": v(k.bytes_read), "bytes_written": v(k.bytes_written),
+        "bytes": v(k.bytes), "intensity": v(k.intensity), "critical_intensity": v(k.critical_intensity),
+        "t_compute": v(k.t_compute), "t_memory": v(k.t_memory), "t_kernel": v(k.t_kernel),
+        "attainable": v(k.attainable), "fraction_of_peak": v(k.fraction_of_peak),
+        "bound": verdict_dict(k.bound, number), "math_dtype": k.cost.math_dtype,
+        "reads": [_traffic(t, v) for t in k.cost.reads],
+        "writes": [_traffic(t, v) for t in k.cost.writes],
+        "level": k.level, "algorithmic_bytes": v(k.algorithmic_bytes),
+        "levels": [{"level": lt.level, "bytes": v(lt.bytes), "bandwidth": v(lt.bandwidth),
+                    "efficiency": _eff(lt.efficiency, v), "t_memory": v(lt.t_memory)} for lt in k.levels],
+        "compute_efficiency": _eff(k.compute_efficiency, v),
+        "tiling": _tiling(k.cost.tiling, v),
+        "count": v(k.count), "repeat": list(k.repeat),
+        "blocks": list(kernel_scopes(a, k)),
+    }
+
+
+def _traffic(t, v) -> dict:
+    out = {"tensor": t.tensor, "role": t.role, "bytes": v(t.bytes)}
+    if t.times is not None:   # a modelled crossing count (tiling, flash, stride, cache)
+        out.update(algorithmic=v(t.ideal), times=v(t.times), why=t.why)
+    return out
+
+
+def _eff(e, v):
+    return None if e is None else {"key": e.key, "value": v(e.value), "source": e.source, "where": e.where}
+
+
+def _tiling(t, v):
+    if t is None:
+        return None
+    return {"kind": t.kind, "figures": {n: v(e) for n, e in t.figures}, "stage": t.stage,
+            "capacity": v(t.capacity) if t.capacity is not None else None, "working_set": v(t.working_set),
+            "held": [list(h) for h in t.held],
+            "limit_per_element": v(t.limit_per_element) if t.limit_per_element is not None else None,
+            "limit": v(t.limit) if t.limit is not None else None,
+            "theta": v(t.theta) if t.theta is not None else None}
+
+
+def _repeat(a, r) -> dict:
+    v = lambda e: number(a.value(e))  # noqa: E731
+    figures = lambda f: {"flops": v(f.flops), "bytes": v(f.bytes), "t_kernel": v(f.t_kernel),  # noqa: E731
+                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes)}
+    return {"name": r.name, "block": r.block, "count": v(r.count), "kernels": list(r.kernels),
+            "per_iteration": figures(r.per_iteration), "total": figures(r.total)}
+
+
+def _value(a, value):
+    if isinstance(value, Verdict):
+        return verdict_dict(value, number)
+    return number(a.value(value.expr))
+
+
+def to_dict(a) -> dict:
+    hw, t, f = a.hardware, a.totals, a.footprint
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "file": a.program.source_name,
+        "hardware": {
+            "name": hw.name, "peaks": {d: v(p) for d, p in hw.peaks},
+            "vector_peaks": {d: v(p) for d, p in hw.vector_peaks},
+            "memory": [{"level": m.name, "bandwidth": v(m.bandwidth) if m.bandwidth is not None else None,
+                        "capacity": v(m.capacity) if m.capacity is not None else None,
+                        "per_sm": m.per_sm} for m in hw.memories],
+            "sms": v(hw.sms) if hw.sms is not None else None, "sector": v(hw.sector),
+            "efficiency": [_eff(e, v) for e in hw.efficiencies],
+            "launch": v(hw.launch),
+        },
+        "fusion": a.fusion,
+        "free_symbols": [str(s) for s in a.program.free_symbols],
+        # sizes in free symbols assumed to be positive whole numbers (`N - M`), when there are any
+        **({"assumed_sizes": [str(size) for size, _ in a.program.sizes]} if a.program.sizes else {}),
+        "kernels": [_kernel(a, k) for k in a.kernels],
+        "totals": {"flops": v(t.flops), "bytes_read": v(t.bytes_read), "bytes_written": v(t.bytes_written),
+                   "bytes": v(t.bytes), "intensity": v(t.intensity),
+                   "critical_intensity": v(t.critical_intensity), "t_compute": v(t.t_compute),
+                   "t_memory": v(t.t_memory), "t_launch": v(t.t_launch), "t_kernel": v(t.t_kernel),
+                   "launches": t.launches if isinstance(t.launches, int) else v(t.launches), "bound": verdict_dict(t.bound, number),
+                   "level": t.level},
+        "footprint": {"bytes": v(f.bytes), "capacity": v(f.capacity) if f.capacity is not None else None,
+                      "resident": v(f.resident), "live": v(f.live), "peak_at": f.peak_at,
+                      "tensors": [{"tensor": x.tensor, "role": x.role, "bytes": v(x.bytes)} for x in f.tensors]},
+        "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
+                         for m in a.measurements],
+        "queries": [{"name": q.name, "value": _value(a, q.value),
+                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+        **_composition(a),
+        **_whatif(a),
+        **_system(a),
+    }
+
+
+def _composition(a) -> dict:
+    """Repeated bodies and kernels fused across blocks, present when the program has them."""
+    out = {}
+    if a.program.repeats:
+        out["repeats"] = [_repeat(a, r) for r in repeats(a)]
+    found = crossings(a)
+    if found:
+        out["fusion_across_blocks"] = [{"kernel": k, "blocks": list(s)} for k, s in found]
+    return out
+
+
+def _system(a) -> dict:
+    """Many chips (printers/system.py): the system, its collectives and the bounds; and T_comms per kernel."""
+    if a.program.system is None:
+        return {}
+    from costlang.printers.text.system import system_dict
+    return {"system": system_dict(a, number)}
+
+
+def _whatif(a) -> dict:
+    """Solves and scenario comparisons (printers/whatif.py), present when the file has them."""
+    from costlang.printers.text.whatif import comparison_dict, solve_dict
+    out = {}
+    if a.solves:
+        out["solves"] = [solve_dict(r) for r in a.solves]
+    if a.comparisons:
+        out["scenario_comparisons"] = [comparison_dict(c) for c in a.comparisons]
+    return out
+
+
+def comparison_dict(a, c) -> dict:
+    """A `FusionComparison` as JSON: each figure before, after, and after / before."""
+    from costlang.printers.text.report import ratio_text
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {
+        "baseline": c.baseline, "mode": c.mode,
+        "figures": {ch.figure: {"before": v(ch.before), "after": v(ch.after),
+                                "ratio": None if ch.ratio is None else v(ch.ratio),
+                                "change": ratio_text(ch, a.value)} for ch in c.changes},
+        "kernels_before": [list(ops) for ops in c.kernels_before],
+        "kernels_after": [list(ops) for ops in c.kernels_after],
+    }
+
+
+def to_json(a, comparison=None) -> str:
+    """The report as JSON; with a `FusionComparison`, under the key "fusion_comparison"."""
+    d = to_dict(a)
+    if comparison is not None:
+        d["fusion_comparison"] = comparison_dict(a, comparison)
+    return dumps(d)
+
+
+def json_safe(obj):
+    """`obj` with every float that JSON cannot hold replaced: ±inf by "inf"/"-inf", NaN by null.
+
+    >>> json_safe({"a": [float("inf"), float("nan"), 1.5]})
+    {'a': ['inf', None, 1.5]}
+    """
+    if isinstance(obj, float):
+        return obj if obj == obj and abs(obj) != float("inf") else (None if obj != obj else
+                                                                       "inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps(obj) -> str:
+    """Every JSON document costlang prints: strict JSON (never NaN or Infinity), UTF-8, indented."""
+    return json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,1 @@
+"""Derivation printers: step-by-step derivations in Markdown or LaTeX, English or Korean."""

@@ -1,0 +1,135 @@
+"""The many-chip sections of the reports: the system, each collective's T_comms, the bounds.
+
+Input: an `Analysis` whose program selects a system. Output: text lines (`system_lines`) and a
+JSON-ready dict (`system_dict`). Figures are per chip (every chip runs the same kernels);
+system-wide ones are per chip × chips.
+"""
+from __future__ import annotations
+
+from costlang.analysis.comms import bubble_fraction, pipeline_stretch
+from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
+from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.text.memory import bound_text
+
+__all__ = ["system_lines", "system_dict", "link_text", "conventions"]
+
+
+def conventions(a) -> str:
+    """What the report assumes about many chips (empty without a system)."""
+    if a.program.system is None:
+        return ""
+    return (" Many chips: figures are per chip (every chip runs the same kernels on its part); a collective's "
+            "T_kernel = launch + max(T_compute, T_memory, T_comms) with T_comms = sent / (links · one-way "
+            "bandwidth) + steps · α; bidirectional link figures are halved.")
+
+
+def link_text(link, v) -> str:
+    stated = (f"stated as {human(v(2 * link.one_way), BYTE_PER_S)} bidirectional"
+              if link.stated == "bidirectional" else "stated one-way")
+    links = "" if link.links == 1 else f", {link.links} links per chip"
+    return (f"{link.kind} {human(v(link.one_way), BYTE_PER_S)} per direction ({stated}){links}; "
+            f"α = {human(v(link.latency), SECOND)}")
+
+
+def system_lines(a) -> list[str]:
+    system = a.program.system
+    if system is None:
+        return []
+    v = a.value
+    axes = ", ".join(f"{x.name} = {exact_or_approx(v(x.size))}" for x in system.axes)
+    lines = ["", f"system: {system.name}, {exact_or_approx(v(system.chips))} × {system.chip} (mesh {axes})"]
+    seen = []
+    for x in system.axes:
+        lines.append(f"  axis {x.name}: {link_text(x.link, v)}")
+        seen.append(x.link)
+    collectives = [k for k in a.kernels if k.comms]
+    if collectives:
+        lines += ["", "communication (per chip; T_comms = sent / (links · one-way BW) + steps · α)"]
+    for k in collectives:
+        c = k.comms.comms
+        sent = _formula(c.sent_formula, human(v(c.sent), BYTE))
+        steps = _formula(c.steps_formula, exact_or_approx(v(c.steps)))
+        lines.append(f"  {k.name}: {c.collective} over {c.axis} (p = {exact_or_approx(v(c.group))}, "
+                     f"n = {human(v(c.message), BYTE)}): sent = {sent}; steps = {steps}; "
+                     f"T_comms = {human(v(k.t_comms), SECOND)}; {bound_text(k.bound)}")
+    t = a.totals
+    chips = system.chips
+    lines += _parallel_lines(a)
+    lines += ["", "many-chip totals (one chip's time; the system runs its chips in parallel)"]
+    stretch = pipeline_stretch(a.program)
+    times, close = ("", "") if stretch == 1 else ("(m + p − 1)/m × (", ")")
+    if collectives:
+        sent = sum((k.comms.comms.sent for k in collectives), 0)
+        lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
+                     f"system-wide {human(v(chips * sent), BYTE)}")
+        lines.append(f"  lower bound (communication fully overlapped): {times}launches + max(ΣT_compute, "
+                     f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
+        lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + ΣT_comms{close} = "
+                     f"{human(v(t.t_serial), SECOND)}")
+    lines.append(f"  system-wide: FLOPs {human(v(chips * t.flops), FLOP)}; "
+                 f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
+    return lines
+
+
+def _parallel_lines(a) -> list[str]:
+    """One line per parallelism the file applies: its axis, and what it changes."""
+    v, program = a.value, a.program
+    words = {"tensor": "Megatron: column- and row-parallel matmuls, an all-reduce after each row-parallel one",
+             "data": "the batch (the first dim of every input) split",
+             "expert": "the experts split, the tokens too; all-to-all dispatch before and combine after the experts"}
+    out = []
+    for s in program.parallels:
+        size = exact_or_approx(v(program.system.axis(s.axis).size))
+        text = words.get(s.kind, "")
+        options = dict(s.options)
+        if s.kind == "data" and options.get("gradients") is not None:
+            text += f"; a training step: the gradients ({options['gradients'].name}) all-reduced once per step"
+        if s.kind == "pipeline":
+            m = options.get("microbatches", 1)
+            layers = ", ".join(f"{r.name} {exact_or_approx(v(r.count))} layers" for r in program.repeats.values()
+                               if not r.outer)
+            bubble = bubble_fraction(program)
+            text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches, a send of "
+                    f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))}"
+                    f": the bounds are × (m + p − 1)/m = "
+                    f"{exact_or_approx(v(pipeline_stretch(program)))}")
+        out.append(f"  parallel {s.kind} over {s.axis} ({size} chips): {text}")
+    return ["", "parallelism"] + out if out else []
+
+
+def _formula(formula, value: str) -> str:
+    """`n*(2*p - 2)/p = 28.67 kB`, or just the value when the formula is a number."""
+    return value if formula.is_number else f"{formula} = {value}"
+
+
+def system_dict(a, number) -> dict:
+    system = a.program.system
+    v = a.value
+    t = a.totals
+    return {
+        "name": system.name, "chip": system.chip, "chips": number(v(system.chips)),
+        "axes": [{"name": x.name, "size": number(v(x.size)), "link": {
+            "kind": x.link.kind, "one_way": number(v(x.link.one_way)), "stated": x.link.stated,
+            "latency": number(v(x.link.latency)), "links": number(v(x.link.links))}} for x in system.axes],
+        "collectives": [{"kernel": k.name, "collective": k.comms.comms.collective, "axis": k.comms.comms.axis,
+                         "group": number(v(k.comms.comms.group)), "message": number(v(k.comms.comms.message)),
+                         "sent": number(v(k.comms.comms.sent)), "steps": number(v(k.comms.comms.steps)),
+                         "sent_formula": str(k.comms.comms.sent_formula),
+                         "steps_formula": str(k.comms.comms.steps_formula),
+                         "t_comms": number(v(k.t_comms))} for k in a.kernels if k.comms],
+        "t_comms": number(v(t.t_comms)),
+        "t_overlap": number(v(t.t_overlap)) if t.t_overlap is not None else None,
+        "t_serial": number(v(t.t_serial)) if t.t_serial is not None else None,
+        "footprint_system": number(v(system.chips * a.footprint.bytes)),
+        "parallel": [{"kind": s.kind, "axis": s.axis, **_options_dict(s, v, number)} for s in a.program.parallels],
+        "bubble": number(v(bubble_fraction(a.program))),
+    }
+
+
+def _options_dict(spec, v, number) -> dict:
+    """A parallelism's options as JSON: numbers as numbers, names (an algorithm, a dtype) as text."""
+    out = {}
+    for key, value in spec.options:
+        name = getattr(value, "id", None) or getattr(value, "name", None)
+        out[key] = name if name is not None else number(v(value))
+    return out

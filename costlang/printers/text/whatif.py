@@ -1,0 +1,433 @@
+"""Text and JSON for what-if results: solves, regime maps, comparisons and sweeps.
+
+Input: `SolveResult`, `RegimeMap` and `Comparison` (analysis.solve, analysis.whatif) and
+`Sweep` (analysis.sweep). Output: lines of text, CSV, or JSON-ready dicts; deterministic.
+Exact values print exactly with a 4-digit decimal beside them; expressions print through
+`numbers.expr_text` (max(…), ·, ^, ∞: never raw sympy). Sweep cells carry their unit.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import sympy
+
+from costlang.queries.solve import RegimeMap, SolveResult
+from costlang.queries.solve_notes import APPROXIMATION_TOLERANCE
+from costlang.analysis.verdict import Verdict
+from costlang.printers.text.memory import bound_text
+from costlang.printers.words.verdicts import threshold
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
+from costlang.printers.words.phrases import phrase
+from costlang.printers.safe import spreadsheet_safe
+from costlang.printers.words.solve import case_words, side_predicate, side_words
+from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
+
+__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
+           "sweep_table", "sweep_csv", "sweep_dict", "settings_words", "mark_text", "crossing_text"]
+
+_SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
+
+
+def _expr(e) -> str:
+    return expr_text(e)
+
+
+def _v(value, unit=DIMENSIONLESS) -> str:
+    """An exact value with its unit: `512000/899 ≈ 569.5`, `15.87 TB/s`."""
+    if value is None:
+        return "?"
+    if isinstance(value, str):
+        return value
+    if not is_bound(value):
+        return human(value, unit)
+    if unit == DIMENSIONLESS:
+        return exact_or_approx(value)
+    return human(value, unit)
+
+
+def whatif_lines(a) -> list[str]:
+    """The report's `solves` and `comparisons` sections."""
+    out = []
+    if a.solves:
+        out += ["", "solves"]
+        for r in a.solves:
+            out += solve_lines(r)
+    for c in a.comparisons:
+        out += ["", "comparison"] + ["  " + line for line in comparison_lines(c)]
+    return out
+
+
+def solve_lines(r) -> list[str]:
+    if isinstance(r, RegimeMap):
+        out = [f"  {r.name}: where each kernel turns from one bound to the other"]
+        for kernel, result in r.kernels:
+            if isinstance(result, SolveResult):
+                out += _map_entry(kernel, result)
+            else:
+                out.append(f"    {kernel}: {bound_text(result)} for every {r.symbol}")
+        return out
+    return _equation_lines(r)
+
+
+def _map_entry(kernel: str, r: SolveResult) -> list[str]:
+    """One kernel of a regime map: its regimes, its crossing (closed form when symbols are free)."""
+    x, text = r.symbol, _regime_text(r)
+    crossing = f"{x}* = {_root_text(r)}" if r.roots else ""
+    if text and crossing:
+        text += f" ({crossing})"
+    elif crossing:
+        text = f"changes bound at {crossing}"
+    lines = [f"    {kernel}: {text or 'no crossing found'}"]
+    return lines + [f"      ({t})" for t in _condition_texts(r)]
+
+
+def _heading(r: SolveResult) -> str:
+    """`name: lhs REL rhs, for X`; the name is left out when it is the statement's own text."""
+    equation = f"{r.lhs_text} {r.relation} {r.rhs_text}, for {r.symbol}"
+    default = "".join(f"{r.lhs_text}{r.relation}{r.rhs_text}for{r.symbol}".split())
+    return equation if "".join(r.name.split()) == default else f"{r.name}: {equation}"
+
+
+def _equation_lines(r: SolveResult) -> list[str]:
+    x = r.symbol
+    out = [f"  {_heading(r)}"]
+    if r.was_bound is not None:
+        out.append(f"    ({x} = {_v(r.was_bound, r.unit)} as given is set aside: solved with {x} free)")
+    for name, value in r.ties:
+        out.append(f"    ({name} = {_v(value)} while {x} varies: the shapes need them equal)")
+    out += _root_lines(r)
+    if r.legend:
+        out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
+    out += [f"    {text}" for text in _condition_texts(r)]
+    if r.no_crossing is not None:
+        out += _no_crossing_lines(r)
+    if r.regimes and r.relation == "=" and r.no_crossing is None:
+        out.append(f"    {_regime_text(r)}")
+    if r.solution is not None:
+        out.append(f"    holds for {_set_text(r.solution, x, r.unit)}")
+    out += [f"    {whole_words(r, w)}: {whole_formula(r, w)} = {w.value}" for w in r.whole]
+    out += [_limit_text(r, lim) for lim in r.limits]
+    out += [_approx_text(r, ap) for ap in r.approximations]
+    if r.undecided:   # said, never left out silently
+        parts = phrase("en", "undecided_parts")
+        out.append(f"    sympy could not decide: {', '.join(parts.get(u, u) for u in r.undecided)}")
+    return out
+
+
+def _root_lines(r: SolveResult) -> list[str]:
+    """Each root: closed form = exact value (bound symbols; its max() branch), then the general form."""
+    out, given = [], _given_text(r)
+    for i, root in enumerate(r.roots):
+        value = r.values[i] if i < len(r.values) else None
+        shown = value is not None and value != root
+        case = case_words(r.cases[i], expr=_expr) if i < len(r.cases) else ""
+        notes = "; ".join(filter(None, [given if shown else "", case]))
+        out.append(f"    {r.symbol}* = {_expr(root)}" + (f" = {_v(value, r.unit)}" if shown else "")
+                   + (f"   ({notes})" if notes else ""))
+        general = r.general[i] if i < len(r.general) else None
+        if general is not None and general != root:
+            out.append(f"       = {_expr(general)}   (general form)")
+    return out
+
+
+def _given_text(r: SolveResult) -> str:
+    return ", ".join(f"{sym} = {_v(value)}" for sym, value in r.given)
+
+
+def _root_text(r: SolveResult) -> str:
+    return ", ".join(_v(v, r.unit) if v is not None else _expr(root) for root, v in zip(r.roots, r.values))
+
+
+def _condition_texts(r: SolveResult) -> list[str]:
+    """When a symbolic root is positive, and which regime holds for every X when it is not."""
+    otherwise = ""
+    if len(r.roots) == 1 and len(r.regimes) == 2:
+        otherwise = f"; otherwise {_side(r, r.regimes[0].side)} for every {r.symbol}"
+    return [f"{_expr(root)} is positive only when {_expr(cond)}{otherwise}" for root, cond in r.conditions]
+
+
+def _no_crossing_lines(r: SolveResult) -> list[str]:
+    n = r.no_crossing
+    general = f"; = {_expr(n.general)}" if n.general is not None and n.general != n.value else ""
+    cmp = "≤" if n.extremum == "sup" else "≥"
+    words = _side(r, r.regimes[0].side) if len(r.regimes) == 1 else None
+    where = f"as {r.symbol} → {_expr(n.at)}" if n.approached else f"at {r.symbol} = {_expr(n.at)}"
+    out = [f"    no crossing: {n.extremum} over {r.symbol} of {n.side} = {_v(n.value, r.side_unit)} "
+           f"({where}{general}) {cmp} {n.other} = {_v(n.other_value, r.side_unit)}"]
+    if words:
+        out.append(f"    so for every {r.symbol}: {words}")
+    given = f" (here {_given_text(r)})" if r.given else ""
+    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_expr(cond)}{given}" for root, cond in n.conditions]
+    return out
+
+
+def whole_words(r, w) -> str:
+    """'largest whole B that is memory-bound', 'smallest whole B that does not fit in memory';
+    with several crossings, which one ('(below n* = 400)')."""
+    side = side_predicate(w.side, r.lhs_text, r.rhs_text)
+    text = f"{'largest' if w.largest else 'smallest'} whole {r.symbol} that {side}"
+    if len({v for v in r.values if v is not None}) > 1:
+        text += f" ({'below' if w.largest else 'above'} {r.symbol}* = {_v(w.crossing)})"
+    return text
+
+
+def whole_formula(r, w) -> str:
+    """floor(B*), ceil(B*), B* - 1 or B* + 1."""
+    star = f"{r.symbol}*"
+    return {"floor": f"floor({star})", "ceil": f"ceil({star})", "minus_one": f"{star} - 1",
+            "plus_one": f"{star} + 1"}[w.rounding]
+
+
+def _range(x, lo: str, lo_op: str, hi: str, hi_op: str) -> str:
+    if lo and hi:
+        return f"{lo} {lo_op} {x} {hi_op} {hi}"
+    if lo:
+        return f"{x} {'>' if lo_op == '<' else '≥'} {lo}"
+    return f"{x} {hi_op} {hi}" if hi else f"every {x}"
+
+
+def _regime_text(r: SolveResult) -> str:
+    parts = []
+    for g in r.regimes:
+        lo = _cut_text(r, g.lower) if g.lower is not None else ""
+        hi = _cut_text(r, g.upper) if g.upper is not None else ""
+        parts.append(f"{_side(r, g.side)} for {_range(r.symbol, lo, '<', hi, '<')}")
+    return ", ".join(parts)
+
+
+def _side(r: SolveResult, side) -> str:
+    return side_words(side, r.lhs_text, r.rhs_text)
+
+
+def _cut_text(r: SolveResult, cut) -> str:
+    """A regime's end: its value, or `B*` when it is a closed form in free symbols (stated apart)."""
+    if not is_bound(cut) and len(r.roots) == 1 and cut == r.roots[0]:
+        return f"{r.symbol}*"
+    return _v(cut, r.unit)
+
+
+def _set_text(s: sympy.Set, x, unit) -> str:
+    if s is sympy.EmptySet:
+        return f"no {x}"
+    parts = []
+    for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
+        if isinstance(iv, sympy.FiniteSet):  # isolated points (a relation met at a root only)
+            parts += [f"{x} = {_v(point, unit)}" for point in iv.args]
+            continue
+        lo = "" if iv.start == 0 else _end_text(iv.start, unit, +1)
+        hi = "" if iv.end == sympy.oo else _end_text(iv.end, unit, -1)
+        parts.append(_range(x, lo, "<" if iv.left_open else "≤", hi, "<" if iv.right_open else "≤"))
+    return " or ".join(parts)
+
+
+def _end_text(value, unit, side: int) -> str:
+    """An end of a solution set; one with no short exact form is rounded inward (down for an
+    upper end, up for a lower one), so that the set stated stays true: `B ≤ 79.14`, not `B ≤ ≈ 79.14`."""
+    text = _v(value, unit)
+    if text.startswith("≈") and value.is_number:
+        return threshold(value, side)[0]
+    return text
+
+
+def _limit_text(r: SolveResult, lim) -> str:
+    forms = [_expr(lim.closed)]
+    if lim.general is not None and lim.general != lim.closed:
+        forms.insert(0, _expr(lim.general))
+    value = f" = {_v(lim.value)}" if lim.value is not None and lim.value != lim.closed else ""
+    return f"    as {r.symbol} → ∞: {lim.side} → {' = '.join(forms)}{value}"
+
+
+def _approx_text(r: SolveResult, ap) -> str:
+    x = r.symbol
+    names = ", ".join(str(s) for s in ap.growing)
+    when = f"{names} ≫ {x}* ({names} → ∞)" if r.unit == DIMENSIONLESS else f"{names} → ∞"
+    istar = next((i.symbol for i in r.legend if i.symbol.name == "Istar" and i.value == ap.expr), None)
+    shown = f"{istar} = {_v(ap.expr, r.unit)}" if istar is not None else \
+        _v(ap.expr, r.unit) if ap.expr.is_number else _expr(ap.expr)
+    text = f"    approximation for {when}: {x}* ≈ {shown}"
+    if ap.value is not None and ap.value != ap.expr:
+        text += f" = {_v(ap.value, r.unit)}"
+    if ap.error is not None:
+        error = float(ap.error) * 100
+        text += (f" (exact {_v(ap.exact, r.unit)}; {sig(abs(error), 3)} % {'low' if error < 0 else 'high'}; "
+                 f"shown when within {sig(float(APPROXIMATION_TOLERANCE) * 100)} %)")
+    return text
+
+
+# --- comparisons ----------------------------------------------------------------------------
+
+def _cell(value, ratio, unit) -> str:
+    if isinstance(value, Verdict):
+        return bound_text(value)
+    if value is None:
+        return "no crossing"
+    text = _v(value, unit if unit is not None else DIMENSIONLESS)
+    if ratio is not None and ratio != 1 and is_bound(ratio):
+        text += f" (×{sig(float(ratio), 4)})"
+    return text
+
+
+def settings_words(s) -> str:
+    """A scenario's settings (analysis.whatif `Settings`): 'W=int4', 'as written, with B=1'."""
+    if s.as_written:
+        return "as written" + (f", with {'; '.join(s.applied)}" if s.applied else "")
+    return "; ".join(s.applied) or "as written"
+
+
+LEGEND_WIDTH = 40   # a comparison cell longer than this moves to a legend under the table
+
+
+def comparison_lines(c) -> list[str]:
+    """The scenarios side by side; a cell longer than `LEGEND_WIDTH` is named [1], [2], … in the
+    table and written out in a legend below it (the same text keeps the same name)."""
+    header = ["", *c.scenarios]
+    rows = [["settings", *map(settings_words, c.settings)], ["hardware", *c.hardware]]
+    rows += [[row.label, *[_cell(v, q, row.unit) for v, q in zip(row.values, row.ratios)]] for row in c.rows]
+    rows.append([f"speed-up vs {c.scenarios[0]}", *[_v(s) if s is not None else "?" for s in c.speedups]])
+    rows, legend = _legend(rows)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip()  # noqa: E731
+    lines = [fmt(header)] + [fmt(r) for r in rows] + ["(×k: the value is k times the first column's)"]
+    return [no_empty_equals(line) for line in lines + legend]
+
+
+def _legend(rows):
+    """Rows with long cells replaced by [n], and the legend lines `[n] text`."""
+    names: dict[str, str] = {}
+    out = []
+    for row in rows:
+        cells = [row[0]]
+        for cell in row[1:]:
+            if len(cell) > LEGEND_WIDTH and row[0] not in ("settings", "hardware"):
+                cell = names.setdefault(cell, f"[{len(names) + 1}]")
+            cells.append(cell)
+        out.append(cells)
+    return out, [f"{name} {text}" for text, name in names.items()]
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+def _num(e):
+    if e is None or isinstance(e, str):
+        return e
+    if isinstance(e, Verdict):
+        from costlang.printers.words.verdicts import to_dict
+        return to_dict(e, number)
+    return number(e)
+
+
+def solve_dict(r) -> dict:
+    if isinstance(r, RegimeMap):
+        return {"name": r.name, "symbol": str(r.symbol), "regimes": {
+            k: solve_dict(v) if isinstance(v, SolveResult) else _num(v) for k, v in r.kernels}}
+    return {
+        "name": r.name, "symbol": str(r.symbol), "unit": str(r.unit), "relation": r.relation,
+        "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
+        "general_forms": [None if g is None else str(g) for g in r.general],
+        "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
+        "values": [_num(v) for v in r.values], "cases": [_case_dict(c) for c in r.cases],
+        "exact_values": [None if v is None else str(v) for v in r.values],
+        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "side": g.side.value} for g in r.regimes],
+        "whole": [{"largest": w.largest, "side": w.side.value, "crossing": _num(w.crossing), "rounding": w.rounding,
+                   "value": int(w.value)} for w in r.whole],
+        "no_crossing": None if r.no_crossing is None else {
+            "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
+            "at": _num(r.no_crossing.at), "approached": r.no_crossing.approached, "other": r.no_crossing.other,
+            "other_value": _num(r.no_crossing.other_value)},
+        "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
+        "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
+                            "error": _num(ap.error)} for ap in r.approximations],
+        "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
+        "undecided": [u.value for u in r.undecided],
+        "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
+    }
+
+
+def _case_dict(case):
+    """A root's max()/min() branch: each argument it takes (a kernel's bound, or a term)."""
+    if case is None:
+        return None
+    return {"certain": case.certain, "taken": [
+        {"kernel": t.kernel, "bound": t.bound.value} if t.kernel else
+        {"term": str(t.term), "larger": t.larger} for t in case.taken]}
+
+
+def comparison_dict(c) -> dict:
+    return {"scenarios": list(c.scenarios), "settings": list(map(settings_words, c.settings)),
+            "applied": [{"settings": list(s.applied), "as_written": s.as_written} for s in c.settings],
+            "hardware": list(c.hardware),
+            "rows": [{"label": row.label, "unit": None if row.unit is None else str(row.unit),
+                      "values": [_num(v) for v in row.values], "ratios": [_num(q) for q in row.ratios]}
+                     for row in c.rows],
+            "speedups": [_num(s) for s in c.speedups]}
+
+
+# --- sweeps -----------------------------------------------------------------------------------
+
+def _float_text(x: float) -> str:
+    """4 significant digits, without an exponent between 0.001 and 10^7 (table cells)."""
+    x = float(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    if x == 0 or not 1e-3 <= abs(x) < 1e7:
+        return f"{x:.4g}"
+    decimals = max(0, 3 - math.floor(math.log10(abs(x))))
+    text = f"{x:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _sweep_cell(x: float, unit) -> str:
+    """A table cell with its unit, SI-prefixed where the unit allows (`67.13 µs`, `1.074 GFLOP`;
+    `0.9998 FLOP/B`). Every cell is a float, so none is marked ≈."""
+    if unit in _SI_UNITS and math.isfinite(float(x)):
+        return human(float(x), unit)
+    text = _float_text(x)
+    return text if unit is None or unit == DIMENSIONLESS else f"{text} {unit}"
+
+
+def crossing_text(c) -> str:
+    """A sweep's `Crossing` (analysis.sweep) in words."""
+    bound = phrase("en", "verdict_words")
+    return (f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)} "
+            f"({bound[c.below.value]} below, {bound['balanced']} there, {bound[c.above.value]} above)")
+
+
+def mark_text(marks) -> str:
+    """A sweep row's marks (analysis.sweep `Mark`s) in words: '← k compute-bound from here'."""
+    bound = phrase("en", "verdict_words")
+    return "; ".join(f"← {m.kernel} {bound[m.bound.value]}" + (" here" if m.bound.value == "balanced" else
+                                                                " from here") for m in marks)
+
+
+def sweep_table(sw) -> str:
+    header = [*sw.symbols, *sw.labels]
+    units = sw.units or (None,) * len(sw.columns)
+    rows = [[*[_float_text(v) for v in point], *[_sweep_cell(col[i], u) for col, u in zip(sw.columns, units)]]
+            + ([mark_text(mark)] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
+    widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
+    lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+    lines += [no_empty_equals(crossing_text(c)) for c in sw.crossings]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_csv(sw) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
+    import numpy as np  # only sweeps need numpy: `costlang run` never imports it
+    # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
+    cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
+    w.writerows(zip(*cells, map(mark_text, sw.marks)))
+    return buf.getvalue()
+
+
+def sweep_dict(sw) -> dict:
+    return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
+            "points": [[float(v) for v in p] for p in sw.points],
+            "columns": [[float(v) for v in col] for col in sw.columns],
+            "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
+            "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
+                           "above": c.above.value} for c in sw.crossings]}

@@ -1,0 +1,310 @@
+"""Queries and lets: expressions over analysis results (`flops(C)`, `1 / t_kernel()`, ...).
+
+Input: an `Analysis` (kernels, totals, footprint) and the program's `let`s and `query`s.
+Output: `QueryResult`s (a `Value`, or a verdict for `bound(...)`); the figures of `measure`
+blocks are in `analysis.measured`. A result function takes a kernel or tensor name, or nothing for the whole program.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import sympy
+
+from costlang.errors import CostlangError, CostNameError, SemanticError, Span, did_you_mean
+from costlang.ir.expr import Call, Expr, Name
+from costlang.ir.statements import Query
+from costlang.frontend.expr import evaluate
+from costlang.ir.program import Value
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
+from costlang.frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
+from costlang.analysis.roofline import KernelResult, analyze_roofline
+from costlang.analysis.verdict import Verdict
+
+__all__ = ["QueryResult", "analyze_with_queries", "answer_queries", "evaluate_in"]
+
+#: kernel figures: attributes of KernelResult and Totals of the same name
+_FIGURES = ("flops", "bytes", "bytes_read", "bytes_written", "intensity", "critical_intensity",
+            "t_compute", "t_memory", "t_kernel", "attainable", "fraction_of_peak", "algorithmic_bytes",
+            "t_comms")
+_MEASURED = ("measured_time", "actual_traffic", "effective_bandwidth", "achieved_throughput",
+             "achieved_flops", "fraction_of_peak_bandwidth", "fraction_of_peak_flops")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    name: str
+    value: Union[Value, Verdict]
+    span: Span
+
+
+def analyze_with_queries(program, fusion=None, hardware=None):
+    """The roofline analysis (`analysis.roofline`) with the file's lets and queries answered, and
+    no solves or comparisons: what a solve, a sweep or a scenario re-analyses."""
+    analysis = analyze_roofline(program, fusion=fusion, hardware=hardware)
+    analysis.queries = answer_queries(analysis)
+    return analysis
+
+
+def answer_queries(analysis) -> tuple[QueryResult, ...]:
+    scope = _QueryScope(analysis)
+    for name, let in analysis.program.lets.items():  # in order: a chain of lets never recurses deeply
+        try:
+            scope.name(Name(name, let.span))
+        except CostlangError:
+            pass  # reported by the query that uses the let, if any
+    out = []
+    for q in analysis.program.queries:
+        if isinstance(q.value, Call) and q.value.func == "bound":
+            out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
+        else:
+            value = evaluate(q.value, scope)
+            _check_finite(analysis.value(value.expr), q.value)
+            out.append(QueryResult(q.name, stated_unit(q, value), q.span))
+    return tuple(out)
+
+
+def stated_unit(q: Query, value: Value) -> Value:
+    """The query's value in the unit it names (`in tokens/s`): its dimensions must be those of
+    1/unit (1/s for tokens/s; none for `in tokens`); a scaled unit rescales it (tokens/ms: ÷ 1000)."""
+    if q.unit is None:
+        return value
+    count, per = q.unit
+    if per is not None and not is_unit(per):
+        raise SemanticError(f"'{per}' is not a unit: a query's unit is a count per a unit, as in "
+                            "`in tokens/s`", q.unit_span, "write s, ms, B, GB, FLOP, ... after the /")
+    scale, per_unit = parse_unit(per) if per is not None else (sympy.Integer(1), DIMENSIONLESS)
+    expected = DIMENSIONLESS / per_unit
+    stated = f"{count}/{per}" if per is not None else count
+    if value.unit.dimensions != expected:
+        has = "a pure number" if value.unit.dimensions.dimensionless else f"in {value.unit}"
+        raise SemanticError(f"'{q.value.span.text}' is {has}, but {stated} is "
+                            + (f"a count per {per}" if per is not None else "a pure count"), q.unit_span,
+                            f"leave `in {stated}` out, or name a unit that matches")
+    return Value(value.expr * scale, Unit(expected.flop, expected.byte, expected.second, stated))
+
+
+def _check_finite(bound, node: Expr) -> None:
+    """A query whose value, with the bound symbols' values put in, divides by zero is an error."""
+    if isinstance(bound, sympy.Basic) and bound.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise SemanticError(f"'{node.span.text}' is not a finite number with the values given "
+                            "(it divides by zero)", node.span,
+                            "check the values of the dims and params it uses")
+
+
+def evaluate_in(analysis, expr: Expr) -> Value:
+    """Evaluate any expression over an analysis (used by printers and what-if tools)."""
+    return evaluate(expr, _QueryScope(analysis))
+
+
+class _QueryScope:
+    def __init__(self, analysis):
+        self.a = analysis
+        self.lets: dict[str, Value] = {}
+
+    def known_names(self):
+        return list(self.a.program.symbols) + list(self.a.program.lets)
+
+    @property
+    def bindings(self) -> dict:
+        return self.a.bindings
+
+    def name(self, node: Name) -> Value:
+        p = self.a.program
+        if node.id in p.symbols:
+            return Value(p.symbols[node.id].symbol, DIMENSIONLESS)
+        if node.id in p.lets:
+            if node.id not in self.lets:
+                self.lets[node.id] = evaluate(p.lets[node.id].value, self)
+            return self.lets[node.id]
+        known = self.known_names()
+        raise CostNameError(f"unknown name '{node.id}'", node.span, lambda: did_you_mean(node.id, known))
+
+    def call(self, node: Call) -> Value:
+        f = node.func
+        if f == "weight_bytes":
+            return Value(self._weight_bytes(node), BYTE)
+        if f == "parameters":
+            return Value(self._weight_bytes(node, parameters=True), DIMENSIONLESS)
+        if f in _FIGURES:
+            target = self._target(node, allow_none=True)
+            if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
+                raise SemanticError(f"{f}() is a figure of one kernel, not of the whole program", node.span,
+                                    f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`" if self.a.kernels
+                                    else "this program has no kernels yet: compute a tensor, then name its kernel")
+            return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
+        if f == "comms_bytes":
+            return Value(sympy.Add(*[n * k.comms.comms.sent for k, n in self._counted(node) if k.comms]), BYTE)
+        if f == "comms_latency":  # the α part of T_comms: steps · α
+            return Value(sympy.Add(*[n * k.comms.comms.steps * k.comms.link.latency
+                                     for k, n in self._counted(node) if k.comms]), SECOND)
+        if f == "t_launch":
+            target = self._target(node, allow_none=True)
+            return Value(target.t_launch if target is self.a.totals else target.launch, SECOND)
+        if f in _MEASURED:
+            return self._measured(node)
+        if f == "working_set":
+            tiling = self._target(node, allow_none=False).cost.tiling
+            if tiling is None:
+                raise SemanticError("working_set() is a tiled kernel's (a matmul with `{ tile = ... }` or a "
+                                    "flash kernel)", node.span)
+            return Value(tiling.working_set, BYTE)
+        if f in ("bytes_at", "t_memory_at"):
+            k = self._target(_first_arg(node), allow_none=False)
+            lt = next((x for x in k.levels if x.level == node.args[1].id), None)
+            if lt is None:
+                raise CostNameError(f"hardware '{self.a.hardware.name}' has no memory level "
+                                    f"'{node.args[1].id}'", node.args[1].span,
+                                    did_you_mean(node.args[1].id, [x.level for x in k.levels]))
+            return Value(lt.bytes if f == "bytes_at" else lt.t_memory, BYTE if f == "bytes_at" else SECOND)
+        if f in STATIC_FUNCTIONS:
+            return static_call(ProgramNames(self.a.program), node)
+        if f == "with_fusion":  # the expression over the same program under another fusion mode
+            from costlang.queries.compare import analysis_under
+            return evaluate(node.args[1], _QueryScope(analysis_under(self.a, node.args[0].id)))
+        if f == "bound":
+            raise SemanticError("bound() gives a verdict, not a number; query it on its own",
+                                node.span, "write `query bound(C)`")
+        return self._program_figure(node)
+
+    def _weight_bytes(self, node: Call, parameters: bool = False) -> sympy.Expr:
+        """Weights and caches of the program, of a block instance or repeat, or of one tensor;
+        with `parameters`, the number of weight elements (caches left out), × repeat counts."""
+        from costlang.analysis.composition import weight_bytes
+        p = self.a.program
+        roles = ("weight",) if parameters else ("weight", "cache")
+        if not node.args:
+            return weight_bytes(self.a, roles=roles, elements=parameters)
+        arg = node.args[0]
+        if len(node.args) == 1 and isinstance(arg, Name):
+            if arg.id in p.instances:
+                return weight_bytes(self.a, arg.id, roles=roles, elements=parameters)
+            t = p.tensors.get(arg.id)
+            if t is not None and t.role in roles:
+                return (t.numel if parameters else t.bytes) * p.count(t.repeat)
+        raise SemanticError(f"{node.func}() takes a block instance, a repeat, a weight or a cache "
+                            "(or nothing, for the whole program)", node.span)
+
+    def verdict(self, node: Call) -> Verdict:
+        return self._target(node, allow_none=True).bound
+
+    def _program_figure(self, node: Call) -> Value:
+        f, a = node.func, self.a
+        if f == "launches":
+            self._no_args(node)
+            n = a.totals.launches  # an int, or a count × L
+            return Value(sympy.Integer(n) if isinstance(n, int) else n, DIMENSIONLESS)
+        if f == "footprint":
+            self._no_args(node)
+            return Value(a.footprint.bytes, BYTE)
+        if f in ("chips", "footprint_system", "t_overlap", "t_serial", "bubble"):
+            return self._many_chips(node)
+        if f == "peak":
+            if not node.args or not isinstance(node.args[0], Name):
+                raise SemanticError("peak() takes a dtype and, optionally, a hardware", node.span)
+            hw, unit = self._hardware_and(node.args[1:])
+            value = hw.peak(node.args[0].id, unit or "matrix")
+            if value is None:
+                raise SemanticError(f"hardware '{hw.name}' states no peak for '{node.args[0].id}'",
+                                    node.args[0].span)
+            return Value(value, FLOP_PER_S)
+        hw, level = self._hardware_and(node.args)
+        if f == "launch_overhead":
+            return Value(hw.launch, SECOND)
+        mem = hw.main_memory if level is None else hw.level(level)
+        if mem is None:
+            raise CostNameError(f"hardware '{hw.name}' has no memory level '{level}'", node.span,
+                                did_you_mean(level, [m.name for m in hw.memories]))
+        if f == "bandwidth":   # raw, per chip: a per-SM level's figure times the SM count
+            return Value(hw.chip_bandwidth(mem), BYTE_PER_S)
+        if mem.capacity is None:
+            raise SemanticError(f"hardware '{hw.name}' states no capacity for {mem.name}", node.span)
+        return Value(mem.capacity, BYTE)   # per SM for a per-SM level (what one tile may use)
+
+    def _hardware_and(self, args):
+        """(hardware, the other name or None) from `[hw] [, name]` in either order."""
+        hws = [x for x in args if isinstance(x, Name) and x.id in self.a.program.hardware]
+        rest = [x.id for x in args if x not in hws]
+        return (self._hardware(hws[0]) if hws else self.a.hardware), (rest[0] if rest else None)
+
+    def _many_chips(self, node: Call) -> Value:
+        self._no_args(node)
+        a, f = self.a, node.func
+        system = a.program.system
+        chips = system.chips if system is not None else sympy.Integer(1)
+        if f == "chips":
+            return Value(chips, DIMENSIONLESS)
+        if f == "bubble":
+            from costlang.analysis.comms import bubble_fraction
+            return Value(bubble_fraction(a.program), DIMENSIONLESS)
+        if f == "footprint_system":
+            return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
+        t = a.totals
+        if f == "t_overlap":
+            return Value(t.t_overlap if t.t_overlap is not None
+                         else t.t_launch + sympy.Max(t.t_compute, t.t_memory), SECOND)
+        return Value(t.t_serial if t.t_serial is not None else t.t_launch + t.t_compute + t.t_memory, SECOND)
+
+    def _hardware(self, arg: Expr):
+        if not isinstance(arg, Name) or arg.id not in self.a.program.hardware:
+            name = getattr(arg, "id", "?")
+            raise CostNameError(f"unknown hardware '{name}'", arg.span,
+                                did_you_mean(name, self.a.program.hardware))
+        return self.a.program.hardware[arg.id]
+
+    def _no_args(self, node):
+        if node.args:
+            raise SemanticError(f"{node.func}() takes no arguments", node.span)
+
+    def _target(self, node: Call, allow_none: bool):
+        if not node.args and allow_none:
+            return self.a.totals
+        if len(node.args) != 1 or not isinstance(node.args[0], Name):
+            raise SemanticError(f"{node.func}() takes one kernel or tensor name (or none, for the "
+                                "whole program)", node.span)
+        arg = node.args[0]
+        name = arg.id
+        p = self.a.program
+        if name in p.instances:  # a block call or repeat: all of its kernels, × their counts
+            from costlang.analysis.composition import instance_totals
+            return instance_totals(self.a, name)
+        if name not in p.nodes:
+            producer = p.producer(name) if name in p.tensors else None
+            if producer is None:
+                hint = ("it is an input or weight: no kernel computes it" if name in p.tensors
+                        else did_you_mean(name, p.nodes))
+                raise CostNameError(f"'{name}' is not computed by any kernel", arg.span, hint)
+            name = producer.name
+        if p.nodes[name].kind == "view":
+            raise SemanticError(f"'{name}' is a view: it is not a kernel and costs nothing", arg.span)
+        return self.a.kernel_of(name)
+
+    def _counted(self, node: Call) -> list:
+        """(kernel, how often it counts) for a function over kernels: one kernel once; the whole
+        program (no argument) or a block instance or repeat: each of its kernels as often as it
+        runs, as their `Totals` count them (so `comms_bytes()` agrees with `t_comms()`)."""
+        target = self._target(node, allow_none=True)
+        if isinstance(target, KernelResult):
+            return [(target, 1)]
+        if node.args:
+            from costlang.analysis.composition import instance_kernels
+            kernels = instance_kernels(self.a, node.args[0].id)
+        else:
+            kernels = self.a.kernels
+        return [(k, k.count) for k in kernels]
+
+    def _measured(self, node: Call) -> Value:
+        target = self._target(node, allow_none=False)
+        for m in self.a.measurements:
+            if m.kernel == target.name:
+                figures = dict(m.figures)
+                if node.func in figures:
+                    return figures[node.func]
+                raise SemanticError(f"{node.func}() needs `traffic = ...` in the measure block of "
+                                    f"'{m.node}'", node.span)
+        raise SemanticError(f"kernel '{target.name}' has no `measure` block", node.span,
+                            f"add `measure {node.args[0].id} {{ time = ... }}`")
+
+
+def _first_arg(node: Call) -> Call:
+    return Call(node.func, node.args[:1], node.span, node.func_span)
