@@ -11,7 +11,7 @@ from conftest import EXAMPLES
 from costlang import load, load_string
 from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY
 from costlang.queries.sweep import Mark, parse_axis, sweep
-from costlang.printers.text.whatif import mark_text
+from costlang.printers.words.comparisons import mark_text
 from costlang.queries.whatif import parse_settings, scenario_analysis
 from costlang.cli import main
 from costlang.errors import CostlangError

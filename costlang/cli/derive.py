@@ -2,9 +2,9 @@
 
 Input: parsed command-line arguments. Output: the text to print (empty when written to `-o`);
 bad arguments are `ArgumentError`s (quoting the argument), which `cli.main` prints and turns into
-exit status 2, like every other `CostlangError`. `cli.py` adds these subcommands; matplotlib is
+exit status 2, like every other `CostlangError`. matplotlib is
 imported only inside `plot`, so `costlang run` and `costlang derive` never load it. The analysis
-behind a sweep plot is `analysis.curve`; `printers.plot` only draws.
+behind a sweep plot is `queries.curve`; `printers.plot` only draws.
 """
 from __future__ import annotations
 
@@ -14,25 +14,14 @@ from pathlib import Path
 
 import sympy
 
-from costlang.errors import CostlangError, Source, Span
+from costlang.cli.common import ArgumentError, add_number_options, add_set_option, argument_span, check_output, emit, write_output
 from costlang.ir.program import FUSION_MODES
 from costlang.printers.words.phrases import LANGUAGES
 
-__all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation",
-           "ArgumentError", "COMMANDS"]
+__all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation"]
 
 FORMATS = ("md", "latex")
 DEFAULT_RANGE = "1..10000"
-
-
-class ArgumentError(CostlangError):
-    """A command-line argument that cannot be used; its span is the argument's own text."""
-    kind = "argument"
-
-
-def argument_span(flag: str, text: str) -> Span:
-    """A span over a whole argument, so that its error quotes it with a caret."""
-    return Span(Source(flag, text), 1, 1, 1, max(len(text), 1) + 1)
 
 
 def add_parsers(sub) -> list[argparse.ArgumentParser]:
@@ -70,9 +59,11 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                       help="paper (default) or slides: a 16:9 figure with large type")
     plot.add_argument("--against", metavar="QUERY|istar",
                       help="the reference line the sweep crosses (default: I* for an intensity)")
-    from costlang.cli.whatif import add_set_option
     add_set_option(plot)
     add_set_option(derive)
+    add_number_options(derive)
+    derive.set_defaults(handler=derive_command)
+    plot.set_defaults(handler=plot_command)
     return [derive, plot]
 
 
@@ -104,69 +95,19 @@ def parse_steps(text):
     return tuple(s for s in STEPS if s in names)
 
 
-def _emit(text: str, args) -> str:
-    if args.output is None:
-        return text
-    from costlang.printers.safe import terminal_safe  # the file is read on a terminal too
-    _write(args, terminal_safe(text).encode("utf-8"))
-    return ""
-
-
-def _write(args, data: bytes) -> None:
-    """Write `data` to `-o`; never over the input file, never through a symbolic link, and over an
-    existing file only with `--force`. A path that cannot be written is bad input, not a crash."""
-    import os
-    path, span = check_output(args), argument_span("-o", args.output)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    if not args.force:
-        flags |= os.O_EXCL  # the file did not exist a moment ago: it must not appear meanwhile
-    try:
-        fd = os.open(path, flags, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        raise ArgumentError(f"cannot write {args.output!r}: {e.strerror or e}", span,
-                            "check that the folder exists and can be written") from None
-
-
-def check_output(args) -> Path:
-    """The `-o` path, once it is known that writing it loses nothing (checked before the analysis
-    too, so that a refused file name does not wait for it)."""
-    output = args.output
-    span = argument_span("-o", output)
-    path = Path(output)
-    if path.is_symlink():
-        raise ArgumentError(f"will not write {output!r}: it is a symbolic link", span,
-                            "name the file the link points to, or another file")
-    if path.exists():
-        try:
-            same = path.samefile(args.file)
-        except OSError:
-            same = False
-        if same:
-            raise ArgumentError(f"will not write over the input file {output!r}", span,
-                                "choose another name for the output")
-        if not args.force:
-            raise ArgumentError(f"will not replace the existing file {output!r}", span,
-                                "add --force to replace it, or choose another name")
-        if not path.is_file():
-            raise ArgumentError(f"cannot write {output!r}: it is not a regular file", span)
-    return path
-
-
 def derive_command(args) -> str:
     from costlang import load
     if args.output is not None:
         check_output(args)
     from costlang.queries.pipeline import analyze
-    from costlang.cli.whatif import apply_cli_settings
+    from costlang.cli.common import apply_cli_settings
     steps = parse_steps(args.steps)
     analysis = analyze(apply_cli_settings(load(args.file), args.set), fusion=args.fusion, hardware=args.hardware)
     extras = ()
     if args.compare_fusion:
         from costlang.queries.compare import compare_fusion
         extras = (compare_fusion(analysis),)
-    return _emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args)
+    return emit(render_derivation(analysis, args.format, args.lang, args.standalone, extras, steps), args)
 
 
 # --- plot --------------------------------------------------------------------------------------
@@ -183,7 +124,7 @@ def plot_command(args) -> str:
     check_output(args)
     from costlang import load
     from costlang.queries.pipeline import analyze
-    from costlang.cli.whatif import apply_cli_settings
+    from costlang.cli.common import apply_cli_settings
     program = apply_cli_settings(load(args.file), args.set)
     axis = None
     if args.over is not None:
@@ -203,7 +144,7 @@ def plot_command(args) -> str:
         elif not any(plot.points(a) for a in analyses):
             _nothing_to_place(program, analyses)
         figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
-    _write(args, figure.to_bytes(suffix))
+    write_output(args, figure.to_bytes(suffix))
     return ""
 
 
@@ -272,5 +213,3 @@ def _plotting():
     from costlang.printers import plot
     return plot
 
-
-COMMANDS = {"derive": derive_command, "plot": plot_command}

@@ -13,7 +13,7 @@ import argparse
 
 from costlang.errors import CostNameError, did_you_mean
 
-__all__ = ["add_parsers", "COMMANDS"]
+__all__ = ["add_parsers"]
 
 
 def add_parsers(sub) -> list[argparse.ArgumentParser]:
@@ -31,6 +31,8 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     cal.add_argument("--suffix", default="_calibrated",
                      help="name of each calibrated hardware: the measured one's plus this (default _calibrated)")
+    for p, handler in ((hw, _hardware), (val, _validate), (cal, _calibrate)):
+        p.set_defaults(handler=handler)
     return [hw, val, cal]
 
 
@@ -90,11 +92,9 @@ def _calibrate(args) -> str:
     fits = {hw: fit(pts) for hw, pts in groups.items()}
     text = calibration_text(fits)
     if args.output:
-        from costlang.cli.derive import _write
+        from costlang.cli.common import write_output
         cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
-        _write(args, cost.encode("utf-8"))
+        write_output(args, cost.encode("utf-8"))
         text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"
     return text
 
-
-COMMANDS = {"hardware": _hardware, "validate": _validate, "calibrate": _calibrate}

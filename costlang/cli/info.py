@@ -1,7 +1,7 @@
 """The command line's informational parts: `costlang ops`, `costlang completion`, `costlang editor`.
 
 Input: argparse arguments. Output: the text the command prints (a table, a shell script) or the
-files it writes. `costlang --version` lives in `cli.py`.
+files it writes. `costlang --version` is the root parser's (`cli/__init__.py`).
 
   costlang ops [FILE] [--json]            the operators and blocks a file can call
   costlang completion bash|zsh            a completion script (needs the `shtab` package)
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from costlang.errors import CostlangError
 
-__all__ = ["add_parsers", "completion_script", "COMMANDS"]
+__all__ = ["add_parsers", "completion_script"]
 
 
 def add_parsers(sub) -> list:
@@ -26,6 +26,9 @@ def add_parsers(sub) -> list:
     editor = sub.add_parser("editor", help="write editor support generated from the grammar")
     editor.add_argument("editor", choices=("vscode",))
     editor.add_argument("folder", help="the extension folder to create (must not exist yet)")
+    ops.set_defaults(handler=_ops)
+    comp.set_defaults(handler=_completion)
+    editor.set_defaults(handler=_editor)
     return [ops, comp, editor]
 
 
@@ -77,8 +80,12 @@ def _where(span) -> str:
     return f"{Path(span.source.name).name}:{span.line}"
 
 
+def _completion(args) -> str:
+    return completion_script(args.command_line, args.shell)
+
+
 def completion_script(parser, shell: str) -> str:
-    """The `shell` completion script for `parser` (the whole command line's, which cli.py passes in)."""
+    """The `shell` completion script for `parser` (the whole command line's: `args.command_line`)."""
     try:
         import shtab
     except ImportError:
@@ -97,5 +104,3 @@ def _editor(args) -> str:
     written = write_vscode_extension(folder, __version__)
     return "".join(f"wrote {p}\n" for p in written)
 
-
-COMMANDS = {"ops": _ops, "editor": _editor}

@@ -10,17 +10,13 @@ Every value on the command line is parsed by the costlang parser (never by Pytho
 """
 from __future__ import annotations
 
-__all__ = ["add_parsers", "add_set_option", "apply_cli_settings", "COMMANDS"]
+from costlang.cli.common import add_number_options, add_set_option, apply_cli_settings
 
-
-def add_set_option(parser) -> None:
-    parser.add_argument("--set", action="append", default=[], metavar="SETTING",
-                        help="a what-if setting, e.g. B=1, hw=h100_sxm, weights=int4, fusion=none, "
-                             "bandwidth=2*bandwidth() (repeatable)")
+__all__ = ["add_parsers"]
 
 
 def add_parsers(sub) -> list:
-    """The `compare` and `sweep` subcommands; returned so the caller adds its common options."""
+    """The `compare` and `sweep` subcommands."""
     cmp = sub.add_parser("compare", help="the file and what-if scenarios side by side, with ratios")
     cmp.add_argument("file")
     cmp.add_argument("--scenario", action="append", default=[], metavar="[NAME:] SETTINGS",
@@ -37,20 +33,12 @@ def add_parsers(sub) -> list:
     out = sw.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV")
     out.add_argument("--json", action="store_true", help="print JSON")
-    for p in (cmp, sw):
+    for p, handler in ((cmp, _compare), (sw, _sweep)):
         add_set_option(p)
         p.add_argument("--hardware", help="analyse on another hardware preset")
+        add_number_options(p)
+        p.set_defaults(handler=handler)
     return [cmp, sw]
-
-
-def apply_cli_settings(model, texts):
-    """The model's program with every `--set` applied (the model itself is not changed)."""
-    if not texts:
-        return model.program
-    from costlang.frontend.edits import apply_settings
-    from costlang.queries.whatif import parse_settings
-    settings = [o for text in texts for o in parse_settings(text)]
-    return apply_settings(model.program, settings)
 
 
 def _analysis(args):
@@ -67,7 +55,7 @@ def _compare(args) -> str:
     base = _analysis(args)
     found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base)
     if args.json:
-        from costlang.printers.text.whatif import comparison_dict
+        from costlang.printers.data.whatif import comparison_dict
         from costlang.printers.data.json import dumps
         dicts = [comparison_dict(c) for c in found]
         return dumps(dicts[0] if len(dicts) == 1 else dicts)
@@ -104,7 +92,9 @@ def _file_comparisons(base) -> tuple:
 
 def _sweep(args) -> str:
     from costlang.queries.sweep import parse_axis, sweep
-    from costlang.printers.text.whatif import sweep_csv, sweep_dict, sweep_table
+    from costlang.printers.data.csv import sweep_csv
+    from costlang.printers.data.whatif import sweep_dict
+    from costlang.printers.text.whatif import sweep_table
     base = _analysis(args)
     axes = [parse_axis(base.program, text) for text in args.over]
     _check_grid(axes, args.over)
@@ -131,5 +121,3 @@ def _check_grid(axes, texts) -> None:
                          f"{' × '.join(str(len(a.values)) for a in axes)}", arg_span("--over", texts[-1]),
                          "use fewer points per symbol (e.g. :log:100)")
 
-
-COMMANDS = {"compare": _compare, "sweep": _sweep}

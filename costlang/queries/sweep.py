@@ -51,7 +51,7 @@ class Axis:
 class Crossing:
     kernel: str
     symbol: str
-    value: sympy.Expr    # exact; printers.whatif.crossing_text says it in words
+    value: sympy.Expr    # exact; printers.words.comparisons.crossing_text says it in words
     below: Bound = MEMORY    # the bound just below the crossing
     above: Bound = COMPUTE   # and just above it
 

@@ -1,6 +1,7 @@
-"""CSV for spreadsheets: the kernels of `costlang run --csv` and the table of `costlang compare --csv`.
+"""CSV for spreadsheets: the kernels of `costlang run --csv`, the table of `costlang compare --csv` and
+the points of `costlang sweep --csv`.
 
-Input: an `Analysis`, or a what-if `Comparison`. Output: CSV text (RFC 4180, via the csv module).
+Input: an `Analysis`, a what-if `Comparison` or a `Sweep`. Output: CSV text (RFC 4180, via the csv module).
 Numbers are machine-readable: an exact integer in full, any other bound value as the shortest
 float that round-trips, in SI base units (FLOP, B, s, FLOP/B) named in the header; a value that
 still depends on a free symbol is its expression; verdicts are their words. A cell a spreadsheet
@@ -19,10 +20,11 @@ import io
 import sympy
 
 from costlang.analysis.bounds import Verdict
-from costlang.printers.text.memory import bound_text
 from costlang.printers.safe import spreadsheet_safe, terminal_safe
+from costlang.printers.words.comparisons import mark_text, settings_words
+from costlang.printers.words.verdicts import bound_text
 
-__all__ = ["run_csv", "comparison_csv", "csv_number"]
+__all__ = ["run_csv", "comparison_csv", "sweep_csv", "csv_number"]
 
 RUN_HEADER = ("kernel", "ops", "count", "FLOP", "B", "I (FLOP/B)", "I* (FLOP/B)", "T_compute (s)",
               "T_memory (s)", "T_kernel (s)", "bound")
@@ -64,7 +66,6 @@ def _cell(value, unit) -> str:
 
 
 def comparison_csv(c) -> str:
-    from costlang.printers.text.whatif import settings_words
     rows = [("quantity", "unit", *c.scenarios), ("settings", "", *map(settings_words, c.settings)),
             ("hardware", "", *c.hardware)]
     for row in c.rows:
@@ -72,3 +73,14 @@ def comparison_csv(c) -> str:
         rows.append((row.label, unit, *(_cell(x, row.unit) for x in row.values)))
     rows.append((f"speed-up vs {c.scenarios[0]}", "", *("" if s is None else csv_number(s) for s in c.speedups)))
     return _write(rows)
+
+
+def sweep_csv(sw) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
+    import numpy as np  # only sweeps need numpy: `costlang run` never imports it
+    # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
+    cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
+    w.writerows(zip(*cells, map(mark_text, sw.marks)))
+    return buf.getvalue()

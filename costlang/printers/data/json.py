@@ -128,13 +128,13 @@ def _system(a) -> dict:
     """Many chips (printers/system.py): the system, its collectives and the bounds; and T_comms per kernel."""
     if a.program.system is None:
         return {}
-    from costlang.printers.text.system import system_dict
+    from costlang.printers.data.system import system_dict
     return {"system": system_dict(a, number)}
 
 
 def _whatif(a) -> dict:
     """Solves and scenario comparisons (printers/whatif.py), present when the file has them."""
-    from costlang.printers.text.whatif import comparison_dict, solve_dict
+    from costlang.printers.data.whatif import comparison_dict, solve_dict
     out = {}
     if a.solves:
         out["solves"] = [solve_dict(r) for r in a.solves]
@@ -145,7 +145,7 @@ def _whatif(a) -> dict:
 
 def comparison_dict(a, c) -> dict:
     """A `FusionComparison` as JSON: each figure before, after, and after / before."""
-    from costlang.printers.text.report import ratio_text
+    from costlang.printers.words.comparisons import ratio_text
     v = lambda e: number(a.value(e))  # noqa: E731
     return {
         "baseline": c.baseline, "mode": c.mode,

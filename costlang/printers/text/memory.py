@@ -11,14 +11,7 @@ import sympy
 from costlang.units import BYTE, BYTE_PER_S, SECOND
 from costlang.printers.numbers import exact_or_approx, human
 
-__all__ = ["memory_lines", "bound_text", "hierarchy_text"]
-
-
-def bound_text(verdict, level=None) -> str:
-    """The verdict's words with the binding memory level named: "HBM-bound", "L2-bound"."""
-    from costlang.printers.words.verdicts import verdict_words
-    from costlang.analysis.verdict import with_level
-    return verdict_words(with_level(verdict, level))
+__all__ = ["memory_lines", "hierarchy_text"]
 
 
 def hierarchy_text(hw, v) -> str:

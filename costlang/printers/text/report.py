@@ -7,10 +7,12 @@ from __future__ import annotations
 from costlang.analysis.verdict import Verdict
 from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
-from costlang.printers.text.memory import bound_text, hierarchy_text, memory_lines
-from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, percent, units_convention
+from costlang.printers.text.memory import hierarchy_text, memory_lines
+from costlang.printers.words.comparisons import ratio_text
+from costlang.printers.words.verdicts import bound_text
+from costlang.printers.numbers import exact_or_approx, human, no_empty_equals, percent, units_convention
 
-__all__ = ["report", "ratio_text", "CONVENTIONS"]
+__all__ = ["report", "CONVENTIONS"]
 
 CONVENTIONS = (
     "FMA = 2 FLOP (GEMM = 2·M·N·K); {units}; "
@@ -118,24 +120,6 @@ def _comparison(a, c) -> list[str]:
     for label, kernels in (("before", c.kernels_before), ("after", c.kernels_after)):
         lines.append(f"  kernels {label} ({len(kernels)}): " + " | ".join("+".join(ops) for ops in kernels))
     return lines
-
-
-def ratio_text(change, value=lambda e: e) -> str:
-    """after / before as a factor: "traffic ÷ 2", "I × 2", "launches unchanged".
-
-    >>> import sympy
-    >>> from costlang.queries.compare import Change
-    >>> ratio_text(Change("bytes", "traffic", BYTE, 16, 8, sympy.Rational(1, 2)))
-    'traffic ÷ 2'
-    """
-    r = None if change.ratio is None else value(change.ratio)
-    if r is None:
-        return f"{change.label}: no ratio"
-    if r == 1:
-        return f"{change.label} unchanged"
-    if not is_bound(r):
-        return f"{change.label} × ({expr_text(r)})"
-    return f"{change.label} ÷ {exact_or_approx(1 / r)}" if r < 1 else f"{change.label} × {exact_or_approx(r)}"
 
 
 def _measurements(a) -> list[str]:

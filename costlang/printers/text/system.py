@@ -1,7 +1,7 @@
 """The many-chip sections of the reports: the system, each collective's T_comms, the bounds.
 
-Input: an `Analysis` whose program selects a system. Output: text lines (`system_lines`) and a
-JSON-ready dict (`system_dict`). Figures are per chip (every chip runs the same kernels);
+Input: an `Analysis` whose program selects a system. Output: text lines (`system_lines`); the JSON is
+`printers.data.system`. Figures are per chip (every chip runs the same kernels);
 system-wide ones are per chip × chips.
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from costlang.analysis.comms import bubble_fraction, pipeline_stretch
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
 from costlang.printers.numbers import exact_or_approx, human
-from costlang.printers.text.memory import bound_text
+from costlang.printers.words.verdicts import bound_text
 
-__all__ = ["system_lines", "system_dict", "link_text", "conventions"]
+__all__ = ["system_lines", "link_text", "conventions"]
 
 
 def conventions(a) -> str:
@@ -102,34 +102,3 @@ def _formula(formula, value: str) -> str:
     return value if formula.is_number else f"{formula} = {value}"
 
 
-def system_dict(a, number) -> dict:
-    system = a.program.system
-    v = a.value
-    t = a.totals
-    return {
-        "name": system.name, "chip": system.chip, "chips": number(v(system.chips)),
-        "axes": [{"name": x.name, "size": number(v(x.size)), "link": {
-            "kind": x.link.kind, "one_way": number(v(x.link.one_way)), "stated": x.link.stated,
-            "latency": number(v(x.link.latency)), "links": number(v(x.link.links))}} for x in system.axes],
-        "collectives": [{"kernel": k.name, "collective": k.comms.comms.collective, "axis": k.comms.comms.axis,
-                         "group": number(v(k.comms.comms.group)), "message": number(v(k.comms.comms.message)),
-                         "sent": number(v(k.comms.comms.sent)), "steps": number(v(k.comms.comms.steps)),
-                         "sent_formula": str(k.comms.comms.sent_formula),
-                         "steps_formula": str(k.comms.comms.steps_formula),
-                         "t_comms": number(v(k.t_comms))} for k in a.kernels if k.comms],
-        "t_comms": number(v(t.t_comms)),
-        "t_overlap": number(v(t.t_overlap)) if t.t_overlap is not None else None,
-        "t_serial": number(v(t.t_serial)) if t.t_serial is not None else None,
-        "footprint_system": number(v(system.chips * a.footprint.bytes)),
-        "parallel": [{"kind": s.kind, "axis": s.axis, **_options_dict(s, v, number)} for s in a.program.parallels],
-        "bubble": number(v(bubble_fraction(a.program))),
-    }
-
-
-def _options_dict(spec, v, number) -> dict:
-    """A parallelism's options as JSON: numbers as numbers, names (an algorithm, a dtype) as text."""
-    out = {}
-    for key, value in spec.options:
-        name = getattr(value, "id", None) or getattr(value, "name", None)
-        out[key] = name if name is not None else number(v(value))
-    return out

@@ -1,14 +1,13 @@
-"""Text and JSON for what-if results: solves, regime maps, comparisons and sweeps.
+"""Text for what-if results: solves, regime maps, comparisons and sweeps.
 
-Input: `SolveResult`, `RegimeMap` and `Comparison` (analysis.solve, analysis.whatif) and
-`Sweep` (analysis.sweep). Output: lines of text, CSV, or JSON-ready dicts; deterministic.
+Input: `SolveResult`, `RegimeMap` and `Comparison` (queries.solve, queries.whatif) and
+`Sweep` (queries.sweep). Output: lines of text, deterministic (their JSON and CSV are in
+`printers.data`).
 Exact values print exactly with a 4-digit decimal beside them; expressions print through
 `numbers.expr_text` (max(…), ·, ^, ∞: never raw sympy). Sweep cells carry their unit.
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 
 import sympy
@@ -16,16 +15,15 @@ import sympy
 from costlang.queries.solve import RegimeMap, SolveResult
 from costlang.queries.solve_notes import APPROXIMATION_TOLERANCE
 from costlang.analysis.verdict import Verdict
-from costlang.printers.text.memory import bound_text
 from costlang.printers.words.verdicts import threshold
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from costlang.printers.words.phrases import phrase
-from costlang.printers.safe import spreadsheet_safe
+from costlang.printers.words.comparisons import crossing_text, mark_text, settings_words
+from costlang.printers.words.verdicts import bound_text
 from costlang.printers.words.solve import case_words, side_predicate, side_words
-from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, json_number as number, no_empty_equals, sig
+from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, sig
 
-__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "solve_dict", "comparison_dict",
-           "sweep_table", "sweep_csv", "sweep_dict", "settings_words", "mark_text", "crossing_text"]
+__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "sweep_table"]
 
 _SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
 
@@ -269,13 +267,6 @@ def _cell(value, ratio, unit) -> str:
     return text
 
 
-def settings_words(s) -> str:
-    """A scenario's settings (analysis.whatif `Settings`): 'W=int4', 'as written, with B=1'."""
-    if s.as_written:
-        return "as written" + (f", with {'; '.join(s.applied)}" if s.applied else "")
-    return "; ".join(s.applied) or "as written"
-
-
 LEGEND_WIDTH = 40   # a comparison cell longer than this moves to a legend under the table
 
 
@@ -307,63 +298,6 @@ def _legend(rows):
     return out, [f"{name} {text}" for text, name in names.items()]
 
 
-# --- JSON -----------------------------------------------------------------------------------
-
-def _num(e):
-    if e is None or isinstance(e, str):
-        return e
-    if isinstance(e, Verdict):
-        from costlang.printers.words.verdicts import to_dict
-        return to_dict(e, number)
-    return number(e)
-
-
-def solve_dict(r) -> dict:
-    if isinstance(r, RegimeMap):
-        return {"name": r.name, "symbol": str(r.symbol), "regimes": {
-            k: solve_dict(v) if isinstance(v, SolveResult) else _num(v) for k, v in r.kernels}}
-    return {
-        "name": r.name, "symbol": str(r.symbol), "unit": str(r.unit), "relation": r.relation,
-        "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
-        "general_forms": [None if g is None else str(g) for g in r.general],
-        "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
-        "values": [_num(v) for v in r.values], "cases": [_case_dict(c) for c in r.cases],
-        "exact_values": [None if v is None else str(v) for v in r.values],
-        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "side": g.side.value} for g in r.regimes],
-        "whole": [{"largest": w.largest, "side": w.side.value, "crossing": _num(w.crossing), "rounding": w.rounding,
-                   "value": int(w.value)} for w in r.whole],
-        "no_crossing": None if r.no_crossing is None else {
-            "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
-            "at": _num(r.no_crossing.at), "approached": r.no_crossing.approached, "other": r.no_crossing.other,
-            "other_value": _num(r.no_crossing.other_value)},
-        "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
-        "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
-                            "error": _num(ap.error)} for ap in r.approximations],
-        "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
-        "undecided": [u.value for u in r.undecided],
-        "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
-    }
-
-
-def _case_dict(case):
-    """A root's max()/min() branch: each argument it takes (a kernel's bound, or a term)."""
-    if case is None:
-        return None
-    return {"certain": case.certain, "taken": [
-        {"kernel": t.kernel, "bound": t.bound.value} if t.kernel else
-        {"term": str(t.term), "larger": t.larger} for t in case.taken]}
-
-
-def comparison_dict(c) -> dict:
-    return {"scenarios": list(c.scenarios), "settings": list(map(settings_words, c.settings)),
-            "applied": [{"settings": list(s.applied), "as_written": s.as_written} for s in c.settings],
-            "hardware": list(c.hardware),
-            "rows": [{"label": row.label, "unit": None if row.unit is None else str(row.unit),
-                      "values": [_num(v) for v in row.values], "ratios": [_num(q) for q in row.ratios]}
-                     for row in c.rows],
-            "speedups": [_num(s) for s in c.speedups]}
-
-
 # --- sweeps -----------------------------------------------------------------------------------
 
 def _float_text(x: float) -> str:
@@ -387,20 +321,6 @@ def _sweep_cell(x: float, unit) -> str:
     return text if unit is None or unit == DIMENSIONLESS else f"{text} {unit}"
 
 
-def crossing_text(c) -> str:
-    """A sweep's `Crossing` (analysis.sweep) in words."""
-    bound = phrase("en", "verdict_words")
-    return (f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)} "
-            f"({bound[c.below.value]} below, {bound['balanced']} there, {bound[c.above.value]} above)")
-
-
-def mark_text(marks) -> str:
-    """A sweep row's marks (analysis.sweep `Mark`s) in words: '← k compute-bound from here'."""
-    bound = phrase("en", "verdict_words")
-    return "; ".join(f"← {m.kernel} {bound[m.bound.value]}" + (" here" if m.bound.value == "balanced" else
-                                                                " from here") for m in marks)
-
-
 def sweep_table(sw) -> str:
     header = [*sw.symbols, *sw.labels]
     units = sw.units or (None,) * len(sw.columns)
@@ -413,21 +333,3 @@ def sweep_table(sw) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sweep_csv(sw) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
-    import numpy as np  # only sweeps need numpy: `costlang run` never imports it
-    # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
-    cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
-    w.writerows(zip(*cells, map(mark_text, sw.marks)))
-    return buf.getvalue()
-
-
-def sweep_dict(sw) -> dict:
-    return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
-            "points": [[float(v) for v in p] for p in sw.points],
-            "columns": [[float(v) for v in col] for col in sw.columns],
-            "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
-            "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
-                           "above": c.above.value} for c in sw.crossings]}

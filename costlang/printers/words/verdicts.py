@@ -25,7 +25,7 @@ from costlang.printers.words.korean import fill as korean_fill
 from costlang.printers.words.phrases import phrase
 from costlang.printers.numbers import expr_text
 
-__all__ = ["verdict_words", "bound_words", "threshold", "plain_relation", "to_dict", "Style", "PLAIN"]
+__all__ = ["verdict_words", "bound_words", "threshold", "plain_relation", "to_dict", "bound_text", "Style", "PLAIN"]
 
 _DIGITS = 4
 
@@ -304,3 +304,9 @@ def to_dict(v: Verdict, number: Callable) -> dict:
 
 _OPS = {sympy.StrictLessThan: "<", sympy.StrictGreaterThan: ">", sympy.LessThan: "<=",
         sympy.GreaterThan: ">=", sympy.Equality: "=="}
+
+
+def bound_text(verdict, level=None) -> str:
+    """The verdict's words with the binding memory level named: "HBM-bound", "L2-bound"."""
+    from costlang.analysis.verdict import with_level
+    return verdict_words(with_level(verdict, level))

@@ -1,0 +1,74 @@
+"""Solves, scenario comparisons and sweeps as JSON-ready dicts (numbers as JSON numbers, exact
+values beside them as text)."""
+from __future__ import annotations
+
+from costlang.analysis.verdict import Verdict
+from costlang.printers.numbers import json_number as number
+from costlang.printers.words.comparisons import settings_words
+from costlang.queries.solve import RegimeMap, SolveResult
+
+__all__ = ["solve_dict", "comparison_dict", "sweep_dict"]
+
+
+def _num(e):
+    if e is None or isinstance(e, str):
+        return e
+    if isinstance(e, Verdict):
+        from costlang.printers.words.verdicts import to_dict
+        return to_dict(e, number)
+    return number(e)
+
+
+def solve_dict(r) -> dict:
+    if isinstance(r, RegimeMap):
+        return {"name": r.name, "symbol": str(r.symbol), "regimes": {
+            k: solve_dict(v) if isinstance(v, SolveResult) else _num(v) for k, v in r.kernels}}
+    return {
+        "name": r.name, "symbol": str(r.symbol), "unit": str(r.unit), "relation": r.relation,
+        "lhs": r.lhs_text, "rhs": r.rhs_text, "closed_forms": [str(e) for e in r.roots],
+        "general_forms": [None if g is None else str(g) for g in r.general],
+        "legend": [{"symbol": str(i.symbol), "meaning": i.meaning, "value": _num(i.value)} for i in r.legend],
+        "values": [_num(v) for v in r.values], "cases": [_case_dict(c) for c in r.cases],
+        "exact_values": [None if v is None else str(v) for v in r.values],
+        "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "side": g.side.value} for g in r.regimes],
+        "whole": [{"largest": w.largest, "side": w.side.value, "crossing": _num(w.crossing), "rounding": w.rounding,
+                   "value": int(w.value)} for w in r.whole],
+        "no_crossing": None if r.no_crossing is None else {
+            "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
+            "at": _num(r.no_crossing.at), "approached": r.no_crossing.approached, "other": r.no_crossing.other,
+            "other_value": _num(r.no_crossing.other_value)},
+        "limits": [{"side": lim.side, "closed": str(lim.closed), "value": _num(lim.value)} for lim in r.limits],
+        "approximations": [{"when": f"{', '.join(str(s) for s in ap.growing)} -> oo", "expr": str(ap.expr), "value": _num(ap.value),
+                            "error": _num(ap.error)} for ap in r.approximations],
+        "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
+        "undecided": [u.value for u in r.undecided],
+        "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
+    }
+
+
+def _case_dict(case):
+    """A root's max()/min() branch: each argument it takes (a kernel's bound, or a term)."""
+    if case is None:
+        return None
+    return {"certain": case.certain, "taken": [
+        {"kernel": t.kernel, "bound": t.bound.value} if t.kernel else
+        {"term": str(t.term), "larger": t.larger} for t in case.taken]}
+
+
+def comparison_dict(c) -> dict:
+    return {"scenarios": list(c.scenarios), "settings": list(map(settings_words, c.settings)),
+            "applied": [{"settings": list(s.applied), "as_written": s.as_written} for s in c.settings],
+            "hardware": list(c.hardware),
+            "rows": [{"label": row.label, "unit": None if row.unit is None else str(row.unit),
+                      "values": [_num(v) for v in row.values], "ratios": [_num(q) for q in row.ratios]}
+                     for row in c.rows],
+            "speedups": [_num(s) for s in c.speedups]}
+
+
+def sweep_dict(sw) -> dict:
+    return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
+            "points": [[float(v) for v in p] for p in sw.points],
+            "columns": [[float(v) for v in col] for col in sw.columns],
+            "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
+            "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
+                           "above": c.above.value} for c in sw.crossings]}
