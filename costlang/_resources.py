@@ -1,9 +1,18 @@
-"""Where the grammar and the stdlib live: inside the installed wheel, or beside a source checkout."""
+"""Where the grammar and the stdlib live: inside the installed wheel, or beside a source checkout.
+
+The stdlib is a folder of `.cost` files: the language's own modules at its top (`prelude`,
+`dtypes`, `ops`, `collectives`, `llm`, `hardware`), the vendors' hardware presets and systems in
+`hardware/`, the model zoo in `models/`. `import NAME` finds `NAME.cost` in those folders, in
+that order; a name is used once in the whole stdlib.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
+
+#: the stdlib's folders that `import NAME` searches, in order
+STDLIB_FOLDERS = ("", "hardware", "models")
 
 
 def _find(name: str) -> Path:
@@ -19,3 +28,24 @@ def grammar_file() -> Path:
 
 def stdlib_dir() -> Path:
     return _find("stdlib")
+
+
+def stdlib_files() -> list[Path]:
+    """Every `.cost` file of the stdlib, in the order `import NAME` searches its folders."""
+    root = stdlib_dir()
+    return [p for folder in STDLIB_FOLDERS for p in sorted((root / folder).glob("*.cost"))]
+
+
+def stdlib_module(name: str) -> Path:
+    """The file `import NAME` reads (the top folder's `NAME.cost` when no folder has one)."""
+    root = stdlib_dir()
+    for folder in STDLIB_FOLDERS:
+        path = root / folder / f"{name}.cost"
+        if path.is_file():
+            return path
+    return root / f"{name}.cost"
+
+
+def in_stdlib(path: Path) -> bool:
+    """Whether `path` is one of the stdlib's files."""
+    return path.resolve().parent in {(stdlib_dir() / folder).resolve() for folder in STDLIB_FOLDERS}

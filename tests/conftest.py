@@ -14,7 +14,7 @@ def example_files():
 
 
 def stdlib_files():
-    return sorted(STDLIB.glob("*.cost"))
+    return sorted(STDLIB.rglob("*.cost"))
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def stdlib_source() -> str:
     from costlang.frontend.parser import parse
     from costlang.frontend.shipped import encode, frontend_sha256
     files = []
-    for path in sorted(_resources.stdlib_dir().glob("*.cost")):
+    for path in _resources.stdlib_files():
         text = path.read_text(encoding="utf-8")
         entry = [hashlib.sha256(text.encode("utf-8")).hexdigest(), encode(parse(text, path.name))]
         files.append(f"{json.dumps(path.name)}: {json.dumps(entry, ensure_ascii=False, separators=(',', ':'))}")

@@ -78,7 +78,7 @@ class Result:
 def default_sources() -> list[Path]:
     """The example and stdlib `.cost` files of a source checkout (the stdlib alone when installed)."""
     from costlang import _resources
-    stdlib = sorted(_resources.stdlib_dir().glob("*.cost"))
+    stdlib = _resources.stdlib_files()
     examples = _resources.stdlib_dir().parent / "examples"
     return (sorted(examples.rglob("*.cost")) if examples.is_dir() else []) + stdlib
 

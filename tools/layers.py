@@ -4,7 +4,7 @@ Input: the source files of a package (`costlang/**/*.py`), read with `ast`, neve
 Output: a networkx `DiGraph` with one edge per importing module and imported module of the
 package, every import counted (at module level, inside functions, relative or absolute), with the
 file and line of its first import statement; its cycles; and the imports that go from a layer to
-a later one. The command prints them and exits 1 if there are any (tests/test_layers.py asserts
+a later one. The command prints them and exits 1 if there are any (tests/tools/test_layers.py asserts
 there are none).
 
 `LAYERS` is the pipeline, earliest first; a module may import its own layer and earlier ones.

@@ -1,7 +1,8 @@
-"""Regenerate the derivation golden files next to the seed examples: `python -m tools.regen`.
+"""Regenerate the derivations of the lecture examples: `python -m tools.regen`.
 
 Input: the `.cost` files listed in `GOLDEN_EXAMPLES` (paths relative to the repository root).
-Output: for each, `<stem>.en.md`, `<stem>.ko.md`, `<stem>.en.tex`, `<stem>.ko.tex` beside it: the
+Output: for each, `<stem>.en.md`, `<stem>.ko.md`, `<stem>.en.tex`, `<stem>.ko.tex` in the
+`_generated/` folder beside it: the
 Markdown derivation and the LaTeX fragment (for `\\input`), in English and Korean, with the
 before/after-fusion section where fusion merged kernels. `--check`
 writes nothing and exits 1 listing the files that are missing or out of date (the tests do this).
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-__all__ = ["GOLDEN_EXAMPLES", "VARIANTS", "FIGURES", "golden_files", "render", "draw_figures", "main"]
+__all__ = ["GOLDEN_EXAMPLES", "VARIANTS", "FIGURES", "golden_path", "golden_files", "render", "draw_figures", "main"]
 
 GOLDEN_EXAMPLES = (
     "examples/roofline/vector_add_fp16.cost",           # chapter, example A
@@ -34,8 +35,8 @@ GOLDEN_EXAMPLES = (
 )
 #: the lecture walk-through's figures: (file, `costlang plot` arguments after the .cost file)
 FIGURES = (
-    ("examples/lecture/roofline_path.png", ("--over", "B=1..4096")),
-    ("examples/lecture/intensity.png", ("--sweep", "I(up)", "--over", "B=1..4096")),
+    ("examples/lecture/_generated/roofline_path.png", ("--over", "B=1..4096")),
+    ("examples/lecture/_generated/intensity.png", ("--sweep", "I(up)", "--over", "B=1..4096")),
 )
 LECTURE = "examples/lecture/mlp_decode.cost"
 #: golden suffix → (format, language)
@@ -43,12 +44,17 @@ VARIANTS = {".en.md": ("md", "en"), ".ko.md": ("md", "ko"), ".en.tex": ("latex",
             ".ko.tex": ("latex", "ko")}
 
 
+def golden_path(source: Path, suffix: str) -> Path:
+    """Where a derivation of `source` lives: the `_generated/` folder beside it."""
+    return source.parent / "_generated" / (source.stem + suffix)
+
+
 def golden_files(root: Path) -> Iterator[tuple[Path, Path, str, str]]:
     """(source .cost, golden file, format, language) for every golden file."""
     for rel in GOLDEN_EXAMPLES:
         source = root / rel
         for suffix, (fmt, lang) in VARIANTS.items():
-            yield source, source.with_name(source.stem + suffix), fmt, lang
+            yield source, golden_path(source, suffix), fmt, lang
 
 
 def render(source: Path, fmt: str, lang: str) -> str:

@@ -94,9 +94,9 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
 
 
 def _in_stdlib(path: Path) -> bool:
-    from costlang._resources import stdlib_dir
+    from costlang._resources import in_stdlib
     try:
-        return path.resolve().parent == stdlib_dir().resolve()
+        return in_stdlib(path)
     except (OSError, RuntimeError):
         return False
 

@@ -181,7 +181,7 @@ class _Resolver:
             base = path.parent if path else Path.cwd()
             target = base / s.target
         else:
-            target = _resources.stdlib_dir() / f"{s.target}.cost"
+            target = _resources.stdlib_module(s.target)
         _check_import_target(s, target, path)
         if s.args or s.alias is not None:
             from costlang.frontend.imports import import_with  # arguments and namespaces
@@ -437,7 +437,7 @@ class _Resolver:
 
 def _is_stdlib(module: str) -> bool:
     try:
-        return Path(module).resolve().parent == _resources.stdlib_dir().resolve()
+        return _resources.in_stdlib(Path(module))
     except (OSError, ValueError):
         return False
 
@@ -481,7 +481,7 @@ def _check_import_target(s: ast.Import, target: Path, importer: Optional[Path]) 
         relative_to = "the importing file" if importer else "the current directory"
         raise CostImportError(f"cannot import \"{_shown(s.target)}\": there is no file {_shown(shown)}", s.span,
                               f"a quoted path is relative to {relative_to}")
-    known = sorted(p.stem for p in _resources.stdlib_dir().glob("*.cost"))
+    known = sorted(p.stem for p in _resources.stdlib_files())
     raise CostImportError(f"cannot import '{s.target}': the stdlib has no module of that name", s.span,
                           did_you_mean(s.target, known) or f"stdlib modules: {', '.join(known)}; "
                           f"to import a file, quote its path: import \"{s.target}.cost\"")

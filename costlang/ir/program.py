@@ -5,7 +5,7 @@ Input: built by `frontend.resolve` from the AST. Output: read by `ir.graph` (the
 program's symbols; `Program.bindings` maps bound symbols to their values. The statements that are
 answered over the analysis (lets, queries, solves, scenarios, compares) and the blocks' signatures
 are IR records (`ir.statements`), their expressions unevaluated `ir.expr` trees: nothing reachable
-from a Program is a front-end object (tests/test_ir_pure.py).
+from a Program is a front-end object (tests/ir/test_ir_pure.py).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 // Render math fragments with KaTeX: stdin is a JSON list of {"tex": ..., "display": bool};
 // stdout is a JSON list with one entry per fragment: null when it rendered, else the error text.
-// Used by tests/test_derive_render.py, which batches every fragment into this one process.
+// Used by tests/printers/test_derive_render.py, which batches every fragment into this one process.
 const katex = require("katex");
 let input = "";
 process.stdin.on("data", (chunk) => { input += chunk; });
