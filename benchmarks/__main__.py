@@ -1,4 +1,4 @@
-"""The benchmarks of issue 10: `python -m benchmarks [--repeat N] [--quick]`.
+"""The speed benchmarks: `python -m benchmarks [--repeat N] [--quick]`.
 
 Prints one table: case, median CPU seconds (user + system, of the whole process where the case
 is a process; CPU rather than wall time because the machine may be shared), the ratio to the import

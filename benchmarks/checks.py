@@ -29,7 +29,8 @@ def layer_flops(b: int = B, s: int = S) -> int:
 def run_checks() -> list[str]:
     from costlang import load_string
     from costlang.analysis import memo, shared
-    from costlang.queries.whatif import parse_settings, scenario_analysis
+    from costlang.queries.whatif import scenario_analysis
+    from costlang.frontend.settings import parse_settings
     from costlang.budget import limit
     failures = []
     with limit(1000):

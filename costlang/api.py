@@ -97,7 +97,7 @@ class Model:
         program = self.program
         if settings:
             from costlang.frontend.edits import apply_settings
-            from costlang.queries.whatif import parse_settings
+            from costlang.frontend.settings import parse_settings
             text = "; ".join(f"{name} = {_setting_text(value)}" for name, value in settings.items())
             program = apply_settings(program, parse_settings(text, "settings"))
         from costlang.queries.pipeline import analyze  # queries, solves, scenarios: loaded when first needed

@@ -1,4 +1,4 @@
-"""The Python API (issue 16): a concise repr, `analyze(settings=...)` with exact values, doctested docstrings."""
+"""The Python API: a concise repr, `analyze(settings=...)` with exact values, doctested docstrings."""
 from fractions import Fraction
 
 import pytest

@@ -1,4 +1,4 @@
-"""The README's tutorial shows the example file and its output exactly as they are (issue 16)."""
+"""The README's tutorial shows the example file and its output exactly as they are."""
 import re
 import subprocess
 import sys

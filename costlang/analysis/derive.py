@@ -1,5 +1,8 @@
 """Derivations: analysis results → the chapter's recipe as steps (formula → values → result).
 
+"The chapter" is section 1.10, "루프라인·메모리바운드 분석" (Roofline and memory-bound analysis), of a
+Korean GPU textbook, the first of the two lecture documents whose worked examples costlang follows.
+
 Input: an `Analysis` and one of its results (a `KernelResult`, the `Totals`, a `QueryResult`, a
 `MeasuredResult`). Output: `Step`s and small dataclasses holding sympy expressions: the formula in
 named quantities (`Term`s such as I, I*, T_compute), the same in the program's symbols, the

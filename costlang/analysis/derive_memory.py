@@ -1,5 +1,5 @@
 """Derivation steps for the memory hierarchy: per-level times, a kernel's tiling, access granularity
-and efficiency factors (the parts of issue 13 a worked example shows).
+and efficiency factors (the parts of a memory-hierarchy analysis a worked example shows).
 
 Input: an `Analysis` and one `KernelResult`. Output: `MemoryDerivation` (data: `Step`s of
 `analysis.derive` and the factors), or None when the kernel has nothing of the kind to show (a

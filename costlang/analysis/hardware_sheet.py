@@ -8,7 +8,6 @@ sparse, matrix or vector, boost or base clock). A figure without a comment is re
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -18,9 +17,6 @@ from costlang.errors import Span
 from costlang.ir.program import Hardware, Program
 
 __all__ = ["Figure", "Definition", "HardwareSheet", "hardware_sheet", "describe", "preset_names"]
-
-_HEAD = re.compile(r"^\s*hardware\s+[A-Za-z_][A-Za-z0-9_]*\s*(?::\s*[A-Za-z_][A-Za-z0-9_]*\s*)?\{")
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -83,8 +79,8 @@ def _definition(hw: Hardware) -> Definition:
         if number == span.end_line:  # the statement's closing brace ends the span
             text = text[:span.end_column - 2] + text[span.end_column - 1:]
         code, note = _split(text)
-        if number == span.line:
-            code = _HEAD.sub("", code, count=1)
+        if number == span.line:  # `hardware NAME [: BASE] {` (the parser checked it) ends at the first brace
+            code = code.partition("{")[2]
         code = code.strip().strip(";").strip()
         if code or note:
             figures.append(Figure(code, note, number))

@@ -1,7 +1,7 @@
 """Measurements: `measure` blocks and the analysed kernels → figures derived from a measured time.
 
 Input: an analysis's kernels (`analysis.roofline`) and the program's `measure` blocks (a time and,
-optionally, the actual traffic). Output: `MeasuredResult`s (the second seed's section 3: effective
+optionally, the actual traffic). Output: `MeasuredResult`s (the note's section 3: effective
 bandwidth, achieved throughput, fractions of the peaks); data only.
 """
 from __future__ import annotations

@@ -43,7 +43,7 @@ def apply_cli_settings(model, texts):
     if not texts:
         return model.program
     from costlang.frontend.edits import apply_settings
-    from costlang.queries.whatif import parse_settings
+    from costlang.frontend.settings import parse_settings
     settings = [o for text in texts for o in parse_settings(text)]
     return apply_settings(model.program, settings)
 

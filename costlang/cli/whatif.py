@@ -67,7 +67,8 @@ def _compare(args) -> str:
 
 
 def _cli_comparison(base, texts: list):
-    from costlang.queries.whatif import Settings, compare_analyses, parse_scenario, scenario_analysis
+    from costlang.queries.whatif import Settings, compare_analyses, scenario_analysis
+    from costlang.frontend.settings import parse_scenario
     from costlang.budget import time_budget
     from costlang.errors import Source, Span
     from costlang.queries.whatif import baseline_settings

@@ -88,7 +88,7 @@ def arg_span(flag: str, text: str) -> Span:
 def parse_axis(program, text: str, default: str = "lin") -> Axis:
     """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]` or an explicit list `NAME=V1,V2,...`; bounds and
     values are costlang expressions. `default` is the spacing when the range names none."""
-    from costlang.queries.whatif import parse_settings
+    from costlang.frontend.settings import parse_settings
     name, sep, rest = text.partition("=")
     spec, _, mode = rest.partition(":")
     lo_text, dots, hi_text = spec.partition("..")

@@ -1,4 +1,4 @@
-"""Analysis returns data, printers make words (issue 9): a scan of costlang/analysis/ for sentences,
+"""Analysis returns data, printers make words: a scan of costlang/analysis/ for sentences,
 and the structured values that replaced them.
 
 The scan reads the source with `ast` (never imports it): no f-string of three or more words is built
@@ -19,7 +19,7 @@ from costlang.printers.words.solve import case_words, side_predicate, side_words
 
 ANALYSIS = Path(__file__).resolve().parents[2] / "costlang" / "analysis"
 
-#: clauses that only printers may write (each was built in analysis/ before issue 9)
+#: clauses that only printers may write (each was once built in analysis/)
 PHRASES = ("is memory-bound", "is compute-bound", "fits in memory", "does not fit", "from here",
            "changes bound", "as written", "is the larger", "is the smaller", " there", "solve for",
            "the equation", "with the bound values", "clear the denominators", "for every")

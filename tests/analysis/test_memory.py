@@ -1,4 +1,4 @@
-"""Memory hierarchy (issue 13): levels, tiling, FlashAttention, vector peaks, efficiency, access.
+"""Memory hierarchy: levels, tiling, FlashAttention, vector peaks, efficiency, access.
 
 Every expected number is derived by hand in the comment beside it.
 """
@@ -162,7 +162,7 @@ def test_vector_add_uses_the_vector_peak():
 
 
 def test_plain_peak_is_the_matrix_peak_and_vector_falls_back_to_it():
-    # chapter_gpu states only `peak fp16`: an fp16 add still has I* = 1000/2 = 500 (the seeds)
+    # chapter_gpu states only `peak fp16`: an fp16 add still has I* = 1000/2 = 500 (as both lecture documents assume)
     a = load_string("use hardware chapter_gpu\ninput a: fp16[8]\ny = relu(a)").analyze()
     assert a.value(only(a).critical_intensity) == 500
 

@@ -1,4 +1,4 @@
-"""Repetition with a symbolic count and footprint by liveness (issue 11); values derived by hand."""
+"""Repetition with a symbolic count and footprint by liveness; values derived by hand."""
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,4 @@
-"""Work shared between analyses (issue 10): scenarios reuse the baseline's kernels and costs and
+"""Work shared between analyses: scenarios reuse the baseline's kernels and costs and
 still give exactly what a fresh analysis gives.
 
 GEMM + ReLU, fp16, M = K = N = 1024 on chapter_gpu (1000 TFLOP/s, 2 TB/s, launch 0), elementwise
@@ -11,7 +11,8 @@ import sympy
 
 from costlang import load_string
 from costlang.analysis import memo, shared
-from costlang.queries.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import scenario_analysis
+from costlang.frontend.settings import parse_settings
 
 GEMM = """use hardware chapter_gpu
 dim M = 1024, K = 1024, N = 1024

@@ -120,7 +120,7 @@ def test_json_verdicts_are_structured(tmp_path, capsys):
 
 
 def test_a_program_without_flops_reads_its_kernels_critical_intensity():
-    # issue 9 item 5: a copy of fp16[1000] on h100_sxm: 0 FLOP, runs on the vector units, so its I* is the
+    # a copy of fp16[1000] on h100_sxm: 0 FLOP, runs on the vector units, so its I* is the
     # fp16 vector peak over the bandwidth, 66.9e12 / 3.35e12 = 1338/67 ≈ 19.97 — the program's too,
     # not the first declared peak's (fp64: 67e12 / 3.35e12 = 20)
     a = analyze("use hardware h100_sxm\ndim N = 1000\ninput x: fp16[N]\ny = copy(x)\n")

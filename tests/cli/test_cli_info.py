@@ -1,4 +1,4 @@
-"""`costlang --version`, `ops`, `completion` and `editor` (issue 16): listings, scripts and editor files
+"""`costlang --version`, `ops`, `completion` and `editor`: listings, scripts and editor files
 built from the grammar's own keyword list, so the lexer, the TextMate grammar and the parser agree."""
 import json
 import re
@@ -82,7 +82,7 @@ def test_editor_writes_a_vscode_extension_and_never_replaces_a_folder(tmp_path, 
 
 def test_keywords_come_from_the_grammar():
     keywords = set(grammar_keywords())
-    # the what-if statements' words, which the hand-kept list of issue 5 missed
+    # the what-if statements' words, which a hand-kept keyword list once missed
     assert {"solve", "for", "scenario", "compare", "regimes"} <= keywords
     grammar = (ROOT / "grammar" / "costlang.lark").read_text(encoding="utf-8")
     for word in keywords:

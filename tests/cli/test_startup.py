@@ -1,4 +1,4 @@
-"""Start-up (issue 10): `costlang run` imports only what it needs, never builds the parser and
+"""Start-up: `costlang run` imports only what it needs, never builds the parser and
 parses none of the stdlib (it ships parsed)."""
 import subprocess
 import sys

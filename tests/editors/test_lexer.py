@@ -1,4 +1,4 @@
-"""The Pygments lexer for .cost (issue 5): found through its entry point, no Error token anywhere."""
+"""The Pygments lexer for .cost: found through its entry point, no Error token anywhere."""
 from pathlib import Path
 
 from pygments import highlight, lex

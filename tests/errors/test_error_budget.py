@@ -1,4 +1,4 @@
-"""Time budgets (issue 6): symbolic work that does not finish in time ends with a clear error.
+"""Time budgets: symbolic work that does not finish in time ends with a clear error.
 
 Each test makes an operation deliberately slow (a sympy factorisation, or `sympy.simplify`
 replaced by an endless loop) and gives it a tiny budget: what is asserted is the error, never a

@@ -1,4 +1,4 @@
-"""The error catalogue: each kind of bad input gives one exact, positioned message (issue 6).
+"""The error catalogue: each kind of bad input gives one exact, positioned message.
 
 Every case is pinned to its first line (`file:line:col: error: sentence`) and its hint; the
 renderer's quoting (source line, caret under the span) is pinned for a few cases in full. Files

@@ -1,4 +1,4 @@
-"""Resource bounds (issue 6): absurd inputs end with a clear error, or work, but never hang.
+"""Resource bounds: absurd inputs end with a clear error, or work, but never hang.
 
 Exponents, literals, nesting depth, chains of lets and long files. Where a regression would show
 as a hang (exponential work, deep recursion), the case runs under a generous `time_budget`, so

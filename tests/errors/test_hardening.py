@@ -1,4 +1,4 @@
-"""Hardening (issue 17): each input that once crashed, hung, leaked or lost data, pinned.
+"""Hardening: each input that once crashed, hung, leaked or lost data, pinned.
 
 Every case goes through `costlang.cli.main` in-process, as a user would run it, and asserts the
 exit status (0, or 2 with a positioned message) and the words that matter. Cases that once hung

@@ -29,7 +29,7 @@ def test_example_runs(path):
     out = report(analysis)
     assert "kernels" in out
     assert json.loads(to_json(analysis), parse_constant=_strict)["kernels"]
-    # no raw sympy (issue 9): in the report of every example, the model-scale ones included, and
+    # no raw sympy: in the report of every example, the model-scale ones included, and
     # in compare, sweep and derive of every other one, from this same analysis (the model-scale
     # ones' full scan is in test_no_raw_sympy, with COSTLANG_SLOW=1)
     assert raw_sympy(out, path.read_text(encoding="utf-8")) == []

@@ -1,4 +1,4 @@
-"""Determinism (issue 6): every example prints byte-identical text and JSON, run after run.
+"""Determinism: every example prints byte-identical text and JSON, run after run.
 
 Two fresh interpreters analyse every example and print its report and its JSON (what `costlang
 run` and `costlang run --json` print), with different hash seeds (so set and dict orders that

@@ -1,4 +1,4 @@
-"""The lecture walk-through, examples/lecture/ (issue 16): its numbers, derivations and figures.
+"""The lecture walk-through, examples/lecture/: its numbers, derivations and figures.
 
 mlp_decode.cost, up-projection h = x[B, d] · W1[d, f] in fp16 on the chapter's GPU (I* = 500),
 d = 4096, f = 16384:  I(B) = B·d·f / (B·d + d·f + B·f) = 16384·B / (5·B + 16384);

@@ -1,4 +1,4 @@
-"""No text a person reads contains raw sympy (issue 9): every example under examples/ through
+"""No text a person reads contains raw sympy: every example under examples/ through
 `run`, `compare` (its scenarios), `sweep` (over its first free symbol) and `derive` (Markdown and
 LaTeX, English and Korean), in process, searched for sympy's spellings.
 

@@ -1,4 +1,4 @@
-"""Blocks and tensor expressions (issue 11): values derived by hand in the comments."""
+"""Blocks and tensor expressions: values derived by hand in the comments."""
 import pytest
 import sympy
 

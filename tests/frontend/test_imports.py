@@ -1,4 +1,4 @@
-"""Imports with arguments and namespaces (issue 11); values derived by hand."""
+"""Imports with arguments and namespaces; values derived by hand."""
 import pytest
 
 import costlang

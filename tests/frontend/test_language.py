@@ -212,7 +212,7 @@ def test_a_kernel_that_does_nothing_has_zero_intensity():
 
 def test_mixed_precision_in_one_fused_kernel_uses_each_ops_peak():
     # relu in fp16 (N FLOP at h100's fp16 VECTOR peak, 66.9 TFLOP/s = the whitepaper's non-tensor
-    # 133.8 / 2) fused with an fp32 add (N FLOP at the fp32 vector peak, 33.5 TFLOP/s, issue 13):
+    # 133.8 / 2) fused with an fp32 add (N FLOP at the fp32 vector peak, 33.5 TFLOP/s):
     # T_compute = N/66.9e12 + N/33.5e12; the kernel's peak is the effective 2N / T_compute.
     a = load_string("use hardware h100_sxm\ndim N = 2^20\ninput a: fp16[N]\ninput b: fp32[N]\n"
                     "t = relu(a)\ny = add(t, b)").analyze()

@@ -63,7 +63,8 @@ def test_a_scenario_after_a_restored_prelude_keeps_its_answers(tmp_path):
     # relu on fp16[N]: 1 FLOP and 2 + 2 B per element, so at N = 8 the traffic is 32 B and at N = 16, 64 B;
     # the scenario resolves the file again through the kept prelude
     from costlang import load_string
-    from costlang.queries.whatif import parse_settings, scenario_analysis
+    from costlang.queries.whatif import scenario_analysis
+    from costlang.frontend.settings import parse_settings
     resolve_module._PRELUDE.clear()
     base = load_string("use hardware h100_sxm\ndim N = 8\ninput x: fp16[N]\ny = relu(x)\n", "t.cost").analyze()
     assert base.value(base.totals.bytes) == 32

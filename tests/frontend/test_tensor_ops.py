@@ -1,4 +1,4 @@
-"""concat, split, slice, gather, axes by name, explicit broadcasting (issue 11); hand-derived values."""
+"""concat, split, slice, gather, axes by name, explicit broadcasting; hand-derived values."""
 import pytest
 
 from costlang.api import load_string

@@ -1,4 +1,4 @@
-"""Fusion (issue 3): the example files' numbers, the pass's rules, its verifier, and the CLI.
+"""Fusion: the example files' numbers, the pass's rules, its verifier, and the CLI.
 
 Every expected value is derived by hand in the comment next to it (the example files' headers
 carry the same derivations).
@@ -120,7 +120,7 @@ def test_many_small_kernels_are_launch_bound(analyze_example):
 # --- both readings of the chapter's fusion exercise -----------------------------------------------
 
 def test_ex4_binary_reading_halves_traffic(analyze_example):
-    # mul, add binary: unfused 16N, fused 8N (test_seed_examples pins the same numbers)
+    # mul, add binary: unfused 16N, fused 8N (test_lecture_documents pins the same numbers)
     c = compare_fusion(analyze_example("roofline/exercises/ex4_fusion.cost"))
     assert c.change("bytes").ratio == R(1, 2) and c.change("intensity").ratio == 2
     assert c.change("launches").ratio == R(1, 3)

@@ -1,4 +1,4 @@
-"""Many chips (issue 14): systems, links, collectives, sharding, comms-bound, and the parallel examples.
+"""Many chips: systems, links, collectives, sharding, comms-bound, and the parallel examples.
 
 Every expected value is derived by hand in the comment next to it.
 """
@@ -8,7 +8,8 @@ import sympy
 
 from conftest import query
 from costlang import CostlangError, load_string
-from costlang.queries.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import scenario_analysis
+from costlang.frontend.settings import parse_settings
 
 R = sympy.Rational
 

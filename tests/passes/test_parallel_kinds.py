@@ -1,4 +1,4 @@
-"""Many chips, the other parallelisms (issue 14): pipeline stages and their bubble, data-parallel
+"""Many chips, the other parallelisms: pipeline stages and their bubble, data-parallel
 training (the gradient all-reduce), expert parallelism, and the zoo sharded one line each.
 
 Every expected value is derived by hand in the comment next to it.
@@ -145,7 +145,7 @@ def test_derivation_shows_the_alpha_beta_formula(analyze_example):
     assert t_comms.value == R(28672, 450 * 10 ** 9) + R(8, 10 ** 6)
     md = MarkdownPrinter(lang="en").doprint(a)
     assert "**Communication (α–β model)**" in md
-    # the positive term first (issue 9: read p − 1, not −1 + p)
+    # the positive term first
     assert r"\mathrm{sent} &= \frac{2 \cdot n \cdot \left(p - 1\right)}{p}" in md
     assert r"&= \frac{2 \cdot 16\,384 \cdot \left(8 - 1\right)}{8}" in md
     assert r"&= \frac{28\,672}{4.5 \times 10^{11}} + 1 \cdot 8 \times 10^{-6}" in md

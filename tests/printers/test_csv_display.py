@@ -1,4 +1,4 @@
-"""CSV output of `run` and `compare`, a concise Analysis repr, rich display of single results (issue 16)."""
+"""CSV output of `run` and `compare`, a concise Analysis repr, rich display of single results."""
 import csv
 import io
 

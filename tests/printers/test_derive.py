@@ -1,4 +1,4 @@
-"""Derivations (issue 5): the recipe's steps and values for the seeds' examples, both languages,
+"""Derivations: the recipe's steps and values for the lecture documents' examples, both languages,
 the printer's settings and dispatch, and the golden files being current."""
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Derivations for lecture notes (issue 16): digit groups, the header's peaks, escaped dtype names,
+"""Derivations for lecture notes: digit groups, the header's peaks, escaped dtype names,
 `--steps` and `derive --set`."""
 import pytest
 

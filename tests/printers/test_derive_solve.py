@@ -1,4 +1,4 @@
-"""Solve results in derivations (issues 4 and 5): the equation, the solved forms and the value,
+"""Solve results in derivations: the equation, the solved forms and the value,
 the regimes, the whole-number answers, no-crossing reasons and approximations, in both
 languages and both formats, checked against values derived by hand.
 

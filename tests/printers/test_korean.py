@@ -1,4 +1,4 @@
-"""Korean particles (issue 16): chosen by the final sound of what precedes them, read aloud.
+"""Korean particles: chosen by the final sound of what precedes them, read aloud.
 
 Readings (hand-checked): n 엔 (ㄴ) → n은; L2 엘이 (no final) → L2는; 160 백육십 (ㅂ) → 160이;
 HBM 에이치비엠 (ㅁ) → HBM으로; matmul (ㄹ) → matmul로; `logits` 로짓츠 (no final) → `logits`를;

@@ -1,4 +1,4 @@
-"""Standalone LaTeX derivations compile without an overfull line (issue 16).
+"""Standalone LaTeX derivations compile without an overfull line.
 
 Runs only where TeX is installed (pdfLaTeX for English; XeLaTeX with kotex for Korean): CI has no
 TeX and checks the math through KaTeX instead (test_derive_render.py). Long inline formulas may

@@ -1,4 +1,4 @@
-"""Notebook display (issue 5): analyses render as Markdown/LaTeX derivations, plots as PNG."""
+"""Notebook display: analyses render as Markdown/LaTeX derivations, plots as PNG."""
 from pathlib import Path
 
 import costlang

@@ -1,4 +1,4 @@
-"""Plots (issue 5): the roofline's and the sweep's content, read back from matplotlib objects."""
+"""Plots: the roofline's and the sweep's content, read back from matplotlib objects."""
 import subprocess
 import sys
 from pathlib import Path
@@ -185,7 +185,7 @@ def test_cli_plot_set_a_size(tmp_path):
                  "-o", str(out)]) == 0 and out.exists()
 
 
-# --- issue 16: trajectories, markers, labels apart, units, styles -----------------------------------
+# --- trajectories, markers, labels apart, units, styles -----------------------------------
 
 DECODE = str(EX / "queries/decode_crossing.cost")
 

@@ -1,4 +1,4 @@
-"""Readable output (issue 9): expressions print as a person writes them, never as raw sympy.
+"""Readable output: expressions print as a person writes them, never as raw sympy.
 
 Each expected string below is derived by hand in its comment, not taken from the printer.
 """
@@ -40,7 +40,7 @@ def test_no_fraction_is_negated_top_and_bottom():
 
 
 def test_no_fraction_is_negated_in_text_or_latex():
-    # The lecture MLP's B* as d → ∞ (issue 9, item 11's joint approximation): sympy holds
+    # The lecture MLP's B* as d → ∞: sympy holds
     # −b·f·I*/(b·I* − 2f); moving the sign into the sum gives b·f·I*/(2f − b·I*), the same value
     # (−x/(y − z) = x/(z − y)), and the sum starts with its positive term.
     from costlang.printers.derivation.mathtex import CostLatexPrinter

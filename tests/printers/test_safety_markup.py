@@ -1,4 +1,4 @@
-"""Markup safety (issue 17, item 8): text from a `.cost` file is inert in Markdown and LaTeX output.
+"""Markup safety: text from a `.cost` file is inert in Markdown and LaTeX output.
 
 A label can hold `\\input{…}`, `\\write18`, `^^5c` (TeX's way of writing a backslash), unbalanced
 braces, `$`, `<script>` and backticks. Each place a label reaches a derivation is pinned here: a

@@ -122,7 +122,8 @@ def test_regime_map_per_kernel():
 
 def test_footprint_fits_up_to_floor(analyze_example):
     # fp8 weights: 70e9 + B·1342177280 ≤ 80e9 ⇔ B ≤ 1e10 / (5·2^28) = 5^9 / 2^18.
-    from costlang.queries.whatif import parse_settings, scenario_analysis
+    from costlang.queries.whatif import scenario_analysis
+    from costlang.frontend.settings import parse_settings
     base = analyze_example("queries/llm_decode_batch.cost")
     fp8 = scenario_analysis(base, parse_settings("weights = fp8"))
     r = solves(fp8)["batches that fit"]
@@ -351,7 +352,7 @@ CUBIC = ("use hardware chapter_gpu\ndim n\ninput x: fp16[n]\ny = custom(x) { flo
 
 
 def test_a_touching_root_does_not_change_the_whole_number_answers():
-    # issue 9 item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) (I* = 500): memory-bound below 400
+    # I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) (I* = 500): memory-bound below 400
     # (balanced at the touching root 100), compute-bound above: 399 and 401, not 99 and 101
     r = solve_in(CUBIC + "solve intensity(y) = critical_intensity(y) for n\n")
     assert r.values == (100, 400)
@@ -371,7 +372,7 @@ FITS = ("hardware big : chapter_gpu { memory HBM { capacity = 80 GB } }\nuse har
 
 
 def test_fitting_is_the_same_whichever_way_round_the_relation_is_written():
-    # issue 9 item 2: 70e9 fp8 weights (70 GB) + B·10⁹ B of cache in 80 GB: B* = 10 fits exactly
+    # 70e9 fp8 weights (70 GB) + B·10⁹ B of cache in 80 GB: B* = 10 fits exactly
     for text in ("solve capacity() >= footprint() for B", "solve footprint() <= capacity() for B"):
         r = solve_in(FITS + text + "\n")
         assert r.values == (10,) and r.solution == sympy.Interval.Lopen(0, 10)
@@ -380,7 +381,7 @@ def test_fitting_is_the_same_whichever_way_round_the_relation_is_written():
 
 
 def test_the_large_size_approximation_with_two_free_sizes():
-    # issue 9 item 11: bf16 [B,D]·[D,F], 197 TFLOP/s, 820 GB/s: I* = 197e12/820e9 = 9850/41 ≈ 240.2;
+    # bf16 [B,D]·[D,F], 197 TFLOP/s, 820 GB/s: I* = 197e12/820e9 = 9850/41 ≈ 240.2;
     # I = 2BDF / (2(BD + DF + BF)) = I* gives B* = 9850·D·F/(41·D·F − 9850·D − 9850·F), which tends
     # to I* = 9850/41 as D and F grow (each alone leaves the other in it)
     r = solve_in("hardware chip { peak bf16 = 197 TFLOP/s; memory HBM { bandwidth = 820 GB/s } }\n"

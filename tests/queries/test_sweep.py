@@ -12,7 +12,8 @@ from costlang import load, load_string
 from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY
 from costlang.queries.sweep import Mark, parse_axis, sweep
 from costlang.printers.words.comparisons import mark_text
-from costlang.queries.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import scenario_analysis
+from costlang.frontend.settings import parse_settings
 from costlang.cli import main
 from costlang.errors import CostlangError
 
@@ -144,7 +145,7 @@ def test_a_crossing_sympy_cannot_solve_is_left_out_not_a_crash():
 
 
 def test_a_touching_root_is_no_crossing():
-    # issue 9 item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) on chapter_gpu (I* = 500): memory-bound
+    # I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷) on chapter_gpu (I* = 500): memory-bound
     # on both sides of n = 100 (balanced there), compute-bound above 400: one crossing, at 400
     a = load_string("use hardware chapter_gpu\ndim n = 8\ninput x: fp16[n]\ny = custom(x) { flops = "
                     "501*n^3 - 600*n^2 + 90000*n + 4996000000; reads = n^3; writes = 10^7 }\n", "t.cost").analyze()
@@ -176,7 +177,7 @@ def test_repeated_sweeps_rerun_no_pipeline(monkeypatch):
     assert [c.value for c in sw.crossings] == [500]
 
 
-# The cubic of issue 9, item 1: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷), so the kernel is
+# A cubic with a touching root: I − I* = (n − 100)²·(n − 400)/(n³ + 10⁷), so the kernel is
 # memory-bound below 400 except at the touching root n = 100 (balanced, no change of bound),
 # balanced at n = 400 and compute-bound above.
 CUBIC = """use hardware chapter_gpu

@@ -12,7 +12,8 @@ import sympy
 
 from conftest import EXAMPLES, query
 from costlang import load, load_string
-from costlang.queries.whatif import Settings, compare_analyses, parse_scenario, parse_settings, scenario_analysis
+from costlang.queries.whatif import Settings, compare_analyses, scenario_analysis
+from costlang.frontend.settings import parse_scenario, parse_settings
 from costlang.cli import main
 from costlang.errors import CostlangError
 
@@ -136,7 +137,7 @@ def test_a_setting_that_would_blow_up_a_bound_power_is_refused(tmp_path, capsys)
 
 
 def test_compare_shows_a_symbolic_crossing(tmp_path, capsys):
-    # issue 9 item 7: I = 1000·T² / (4·D·T) = 250·T/D on chapter_gpu (I* = 500): T* = 2·D; at 4 TB/s
+    # I = 1000·T² / (4·D·T) = 250·T/D on chapter_gpu (I* = 500): T* = 2·D; at 4 TB/s
     # I* = 250 and T* = D, half of it
     path = tmp_path / "t.cost"
     path.write_text("use hardware chapter_gpu\ndim D, T\ninput x: fp16[D, T]\n"

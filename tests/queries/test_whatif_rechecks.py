@@ -1,4 +1,4 @@
-"""What-ifs are checked like edits (issue 9 items 3, 6, 8, 9; issue 17 item 6).
+"""What-ifs are checked like edits.
 
 A `--set`, a scenario, a solve or a sweep that changes a dim, a param or a dtype resolves the file
 again with the change, so every shape, size and dtype rule holds as if the file had been edited,
@@ -8,7 +8,8 @@ import pytest
 import sympy
 
 from costlang import load_string
-from costlang.queries.whatif import parse_settings, scenario_analysis
+from costlang.queries.whatif import scenario_analysis
+from costlang.frontend.settings import parse_settings
 from costlang.cli import main
 from costlang.errors import CostlangError
 

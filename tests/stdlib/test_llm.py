@@ -1,4 +1,4 @@
-"""The transformer library (issue 12): stdlib/llm.cost, the model zoo and examples/llm/.
+"""The transformer library: stdlib/llm.cost, the model zoo and examples/llm/.
 
 Every expected number is derived by hand in the comment beside it (and in the zoo files' headers).
 """

@@ -1,4 +1,4 @@
-"""Fuzzing (issue 6): whatever the input, only costlang's own errors escape, each with a position.
+"""Fuzzing: whatever the input, only costlang's own errors escape, each with a position.
 
 Two sources of inputs: programs generated from the grammar itself (`hypothesis.extra.lark`, with
 names, numbers and units drawn from small pools so that many programs get past name resolution),

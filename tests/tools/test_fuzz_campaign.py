@@ -1,4 +1,4 @@
-"""The mutation-fuzz campaign (issue 17): every subcommand on mutated example and stdlib files.
+"""The mutation-fuzz campaign: every subcommand on mutated example and stdlib files.
 
 Each case (`tools.fuzz.make_case`) is a seed: a source file, one to four mutations and
 one command line (check, run text/--json, derive md/latex × en/ko, plot, sweep, compare). Cases run

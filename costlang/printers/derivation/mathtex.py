@@ -31,14 +31,14 @@ TERM_TEX = {
     "achieved_throughput": r"\mathrm{BW}_{\mathrm{achieved}}",
     "fraction_of_peak_bandwidth": r"\mathrm{BW}_{\mathrm{achieved}} / \mathrm{BW}",
     "achieved_flops": r"P_{\mathrm{achieved}}", "fraction_of_peak_flops": r"P_{\mathrm{achieved}} / P_{\mathrm{peak}}",
-    # memory hierarchy (issue 13): `NAME@LEVEL` prints NAME with the level as a superscript
+    # memory hierarchy: `NAME@LEVEL` prints NAME with the level as a superscript
     "e": "e", "b": "b", "M": "M", "N": "N", "K": "K", "d": "d", "n": "n", "S": "S",
     "bm": "b_m", "bn": "b_n", "bk": "b_k", "tm": "t_m", "tn": "t_n", "tk": "t_k",
     "I_inf": r"I_{K \to \infty}", "WS": r"\mathrm{working\ set}", "sector": r"\mathrm{sector}",
     "M_sram": "M", "B_c": "B_c", "B_r": "B_r", "T_c": "T_c", "theta": r"\Theta",
     "|Q|": r"\lvert Q \rvert", "|O|": r"\lvert O \rvert", "|K|+|V|": r"(\lvert K \rvert + \lvert V \rvert)",
     "stats": r"16 \cdot \mathrm{rows}",
-    # collectives (α–β, issue 14)
+    # collectives (α–β)
     "p": "p", "sent": r"\mathrm{sent}", "steps": r"\mathrm{steps}", "BW_link": r"\mathrm{BW}_{\mathrm{link}}",
     "alpha": r"\alpha", "links": r"\mathrm{links}", "T_comms": r"T_{\mathrm{comms}}",
     "T_lower": r"T_{\mathrm{lower}}", "T_upper": r"T_{\mathrm{upper}}", "stretch": r"\frac{m + p - 1}{m}",

@@ -1,5 +1,5 @@
 """The memory-hierarchy part of a kernel's derivation: per-level times, the tiling (tiled matmul or
-FlashAttention), access granularity and efficiency factors (issue 13).
+FlashAttention), access granularity and efficiency factors.
 
 Input: a `MemoryDerivation` (`analysis.derive_memory`). Output: markup blocks, through the
 `DerivationPrinter`'s markup methods; a mixin like `SolveDerivation`.

@@ -1,7 +1,10 @@
-"""Every worked example of the two seeds comes out of costlang exactly (values checked by hand).
+"""Every worked example of the two lecture documents comes out of costlang exactly (values checked by
+hand). The documents, in Korean: "the chapter": section 1.10 "루프라인·메모리바운드 분석" (Roofline and memory-bound analysis)
+of Part 1 "GPU 아키텍처" (GPU architecture) of a Korean GPU textbook; "the note": the research note
+"커널의 시간은 어디에서 소비되는가" (Where does a kernel's time go?) by Injo Kim (김인조), 29 September 2026.
 
-Chapter (seed 000): assumed GPU 1000 TFLOP/s fp16, 2 TB/s, I* = 500 FLOP/B.
-Note (seed 001): virtual hardware 20 TFLOP/s fp32, 1 TB/s.
+The chapter: assumed GPU 1000 TFLOP/s fp16, 2 TB/s, I* = 500 FLOP/B.
+The note: virtual hardware 20 TFLOP/s fp32, 1 TB/s.
 """
 
 import sympy
