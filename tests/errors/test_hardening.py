@@ -283,7 +283,7 @@ def test_thousands_of_unknown_names_keep_their_hints_cheap(cli):
     assert err.rstrip().endswith("... and 2950 more errors")
 
 
-# --- 5. internal errors, found again by the campaign and the list -----------------------------------
+# --- 5. internal errors found by fuzzing and by hand -----------------------------------------------
 
 def test_attainable_of_a_program_without_kernels_has_a_hint_not_a_crash(cli):
     # the hint named the first kernel: IndexError when there is none
@@ -450,8 +450,8 @@ def test_loading_the_parser_is_outside_the_parsing_budget(cli, monkeypatch):
 
 
 def test_a_huge_setting_in_a_many_chip_example_does_not_hang_the_verdict(cli):
-    # found by the campaign (seed 551179): B = 10^400 ran past 60 s of CPU time in sympy's factoring
-    # (it hunts primes past the coefficients) while the program verdict was simplified; now 2 s
+    # fuzz case 551179 (`python -m tools.fuzz --first 551179 --cases 1`): B = 10^400 ran past 60 s of CPU time in sympy's factoring
+    # (it hunts primes past the coefficients) while the program verdict was simplified
     from conftest import EXAMPLES
     status, out, err = cli(None, "run", str(EXAMPLES / "parallel/hsym_matmul_2chips.cost"), "--set", "B=10^400")
     assert status == 0, err
@@ -466,7 +466,7 @@ def test_an_output_custom_kernel_without_a_result_type_is_an_input_error(cli):
     assert status == 2 and "t.cost:4:1: error: 'y' computes no tensor, so it cannot be an output" in err
 
 
-# --- found by the campaign of this session -----------------------------------------------------------
+# --- found by fuzzing ----------------------------------------------------------------------------------
 
 def test_a_whole_file_error_under_set_keeps_its_position(cli):
     # `dim M` alone, run with --set: the what-if's program was resolved again without the span of
@@ -493,7 +493,7 @@ def test_a_crossing_beyond_the_float_range_prints_its_threshold(cli):
 def test_a_solution_set_of_isolated_points_prints(cli):
     # t_kernel() = N·(2+2) B / 2 TB/s = N/(5·10^11) s ≤ 10^-400 s up to N* = 5·10^-389 < 1: the positive-size
     # domain (N ≥ 1) leaves only the root itself, a FiniteSet, which the printers read as an interval
-    # (AttributeError: 'FiniteSet' object has no attribute 'start'; found by the campaign)
+    # (AttributeError: 'FiniteSet' object has no attribute 'start'; found by fuzzing)
     text = 'use chapter_gpu\ndim N\ninput x: fp16[N]\ny = relu(x)\nsolve "s": t_kernel() <= 1e-400 for N\n'
     for args in (("run",), ("run", "--json"), ("derive",), ("derive", "--format", "latex")):
         status, out, err = cli(text, *args, "t.cost")
@@ -506,7 +506,7 @@ def test_a_number_to_a_power_with_a_huge_coefficient_is_refused_not_a_memory_err
     # The MoE block's touched experts are E·(1 − (1 − k/E)^(b·s)). With s = 10^400 that is
     # (3/4)^(10^400·B) for Mixtral (k = 2, E = 8); simplify's powsimp rewrites it as
     # ((3/4)^(10^400))^B, one big-integer power of 10^400·log2(4) bits: MemoryError under `compare`
-    # (found by the campaign). 10^400·log2(4) > 12,000 bits, so the power is refused where it is written.
+    # (found by fuzzing). 10^400·log2(4) > 12,000 bits, so the power is refused where it is written.
     text = ("import mixtral_8x7b\nuse h100_sxm\ndim B\ndim T = 4096\ninput tok: int32[B, 1e400]\n"
             "step = mixtral_8x7b_decode(tok, ctx = T, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
     for args in (("run",), ("compare", "t.cost", "--scenario", "x: T=2")):

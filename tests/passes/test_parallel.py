@@ -285,7 +285,7 @@ def test_comms_of_a_repeat_and_of_the_program_count_each_run():
     # α = 1 µs, so comms_latency is 2 µs per run. Repeated 3 times: comms_bytes() = 3 · 16 = 48 B and
     # comms_latency() = 3 · 2 µs = 6 µs, as t_comms() counts them; one kernel (h.y) stays per run: 16 B.
     # comms_bytes(h) of the repeat is its kernels × their count, 48 B. (For an instance it was an
-    # internal error, found by the campaign; the program's sum ignored the count; and a collective
+    # internal error, found by fuzzing; the program's sum ignored the count; and a collective
     # written in a repeated block was counted once, not 3 times: it had no scope and no repeat.)
     text = ("hardware chip { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 2 TB/s } }\n"
             "system s { chip = chip; axis a = 2; link ICI over a { one_way = 1 TB/s; latency = 1 us } }\n"

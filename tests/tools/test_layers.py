@@ -57,3 +57,15 @@ def test_a_cycle_and_an_upward_import_are_named_by_their_edge(tmp_path):
         "pkg/low/a.py:5: pkg.low.a imports pkg.high.b: layer 'low' may not import the later layer 'high'"]
     assert G.has_edge("pkg.high.c", "pkg.high.b") and unplaced(G, layers) == []
     assert unplaced(G, LAYERS[:1]) == sorted(G.nodes)
+
+
+def test_the_package_never_imports_the_development_tools():
+    # tools/ is a folder of the checkout, not of the installed wheel
+    import ast
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.name}: {n}" for n in names if n == "tools" or n.startswith("tools.")]
+    assert found == []

@@ -122,25 +122,21 @@ def _comparison(a, c) -> list[str]:
     return lines
 
 
+def _section(title: str, lines: list[str]) -> list[str]:
+    """A titled section after a blank line; nothing when it has no lines."""
+    return ["", title, *lines] if lines else []
+
+
 def _measurements(a) -> list[str]:
-    if not a.measurements:
-        return []
-    out = ["", "measurements"]
-    for m in a.measurements:
-        parts = [f"{name.replace('_', ' ')} "
-                 + (percent(a.value(val.expr)) if name.startswith("fraction") else _value(a, val))
-                 for name, val in m.figures]
-        out.append(f"  {m.kernel}: " + "; ".join(parts))
-    return out
+    def figure(name, val) -> str:
+        shown = percent(a.value(val.expr)) if name.startswith("fraction") else _value(a, val)
+        return f"{name.replace('_', ' ')} {shown}"
+    return _section("measurements", [f"  {m.kernel}: " + "; ".join(figure(n, v) for n, v in m.figures)
+                                     for m in a.measurements])
 
 
 def _queries(a) -> list[str]:
-    if not a.queries:
-        return []
-    out = ["", "queries"]
-    for q in a.queries:
-        out.append(f"  {q.name} = {_value(a, q.value)}")
-    return out
+    return _section("queries", [f"  {q.name} = {_value(a, q.value)}" for q in a.queries])
 
 
 def _value(a, value) -> str:
