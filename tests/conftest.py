@@ -39,8 +39,8 @@ def query(analysis, name):
 
 # --- slow tests -----------------------------------------------------------------------------------
 # Tests marked `slow` (long render checks, repeated whole-example runs) are left out of the default
-# run so that `python -m pytest` stays within two minutes on a 2-core machine; `.ci/run` runs them
-# with COSTLANG_SLOW=1, and `-m slow` runs only them. Fuzzing has its own scale (COSTLANG_FUZZ).
+# run so that `python -m pytest` stays within two minutes on a 2-core machine; COSTLANG_SLOW=1 adds
+# them to a run, and `-m slow` runs only them. Fuzzing has its own scale (COSTLANG_FUZZ).
 
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("COSTLANG_SLOW") == "1" or config.getoption("markexpr"):
