@@ -90,10 +90,25 @@ def _blocks(page: Path):
 def _plan():
     """Every command to run and every comparison to make: (jobs, checks, static failures)."""
     jobs, checks, failures = [], [], []
+    same = {}
+
+    def add(job):
+        """Queue a command, or reuse the same command on the same files queued before (a block that
+        runs, and its output shown after it, are one run). Commands that write files are not shared."""
+        used = {k: v for k, v in job["files"].items() if k in job["argv"]}
+        if "-o" in job["argv"] or "--cat" in job["argv"]:
+            jobs.append(job)
+            return job["id"]
+        key = json.dumps([job["argv"], used], sort_keys=True)
+        if key not in same:
+            jobs.append(job)
+            same[key] = job["id"]
+        return same[key]
+
     for page in PAGES:
         rel = page.relative_to(ROOT).as_posix()
         files = {}
-        previous = None                       # the last cost block: (name or path, in_scratch)
+        previous = None                       # the last cost block: (its name or path, its text)
         for n, (kind, body, settings, line, gap) in enumerate(_blocks(page)):
             where = f"{rel}:{line}"
             if kind == "cost":
@@ -110,8 +125,7 @@ def _plan():
                     continue
                 files[name] = body
                 previous = (name, body)
-                job = f"{rel}#{n}"
-                jobs.append({"id": job, "block": f"{rel}#{n}", "files": dict(files), "argv": ["run", name]})
+                job = add({"id": f"{rel}#{n}", "block": f"{rel}#{n}", "files": dict(files), "argv": ["run", name]})
                 checks.append(("error" if "error" in settings else "runs", where, job, None))
             elif kind == "text":
                 excerpt = "excerpt" in settings
@@ -126,7 +140,7 @@ def _plan():
                         else:
                             failures.append(f"{where}: a transcript runs only costlang or cat: {cmd}")
                             continue
-                        jobs.append({"id": job, "block": f"{rel}#{n}", "files": dict(files), "argv": argv})
+                        job = add({"id": job, "block": f"{rel}#{n}", "files": dict(files), "argv": argv})
                         checks.append(("excerpt" if excerpt else "equal", where, job, shown))
                     continue
                 if "command" in settings:
@@ -135,9 +149,8 @@ def _plan():
                     command = f"costlang run {previous[0]}"
                 else:
                     continue
-                job = f"{rel}#{n}"
-                jobs.append({"id": job, "block": f"{rel}#{n}", "files": dict(files),
-                             "argv": shlex.split(command)[1:]})
+                job = add({"id": f"{rel}#{n}", "block": f"{rel}#{n}", "files": dict(files),
+                           "argv": shlex.split(command)[1:]})
                 checks.append(("excerpt" if excerpt else "equal", where, job, body))
                 previous = None
             else:
@@ -318,6 +331,18 @@ def test_readme_is_short_and_keeps_the_quick_start():
 def test_the_docs_speak_of_the_code_only():
     """No development history in the user-facing text."""
     words = re.compile(r"\bthe seeds\b|\bcommit [0-9a-f]{7}\b|\bon [0-9a-f]{7}\b|\bthe last run\b")
-    for page in PAGES + [ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md"]:
+    for page in [p for p in PAGES + [ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md"] if p.exists()]:
         text = page.read_text(encoding="utf-8")
         assert not words.search(text), f"{page.relative_to(ROOT)}: {words.search(text).group(0)!r}"
+
+
+def test_every_link_to_a_page_names_a_page():
+    """The README's links into docs/ and the pages' links to each other name files that exist (the
+    site build, `mkdocs build --strict` in .ci/run, also checks the anchors)."""
+    bad = []
+    for page in PAGES + [p for p in (ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md") if p.exists()]:
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
+        for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", text):
+            if not (page.parent / target).is_file():
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not bad, "\n".join(bad)
