@@ -31,7 +31,8 @@ KERNEL_FUNCTIONS = {
     "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
     "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
     "algorithmic_bytes": BYTE, "working_set": BYTE,
-    "weight_bytes": BYTE,  # weights and caches (of a block instance or repeat), × repeat counts
+    "weight_bytes": BYTE,  # weights (of a block instance or repeat), × repeat counts
+    "cache_bytes": BYTE,   # caches (KV caches) likewise
     "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
     "parameters": DIMENSIONLESS,  # weight elements (caches left out), × repeat counts
 }

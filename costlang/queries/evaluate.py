@@ -124,6 +124,8 @@ class _QueryScope:
         f = node.func
         if f == "weight_bytes":
             return Value(self._weight_bytes(node), BYTE)
+        if f == "cache_bytes":
+            return Value(self._weight_bytes(node, roles=("cache",)), BYTE)
         if f == "parameters":
             return Value(self._weight_bytes(node, parameters=True), DIMENSIONLESS)
         if f in _FIGURES:
@@ -167,12 +169,12 @@ class _QueryScope:
                                 node.span, "write `query bound(C)`")
         return self._program_figure(node)
 
-    def _weight_bytes(self, node: Call, parameters: bool = False) -> sympy.Expr:
-        """Weights and caches of the program, of a block instance or repeat, or of one tensor;
-        with `parameters`, the number of weight elements (caches left out), × repeat counts."""
+    def _weight_bytes(self, node: Call, parameters: bool = False, roles=("weight",)) -> sympy.Expr:
+        """Weights (`roles=("cache",)`: caches) of the program, of a block instance or repeat, or
+        of one tensor; with `parameters`, the number of weight elements, × repeat counts. A weight
+        that instances share counts once in the program and in each instance that uses it."""
         from costlang.analysis.composition import weight_bytes
         p = self.a.program
-        roles = ("weight",) if parameters else ("weight", "cache")
         if not node.args:
             return weight_bytes(self.a, roles=roles, elements=parameters)
         arg = node.args[0]
@@ -182,7 +184,8 @@ class _QueryScope:
             t = p.tensors.get(arg.id)
             if t is not None and t.role in roles:
                 return (t.numel if parameters else t.bytes) * p.count(t.repeat)
-        raise SemanticError(f"{node.func}() takes a block instance, a repeat, a weight or a cache "
+        what = "a cache" if roles == ("cache",) else "a weight"
+        raise SemanticError(f"{node.func}() takes a block instance, a repeat or {what} "
                             "(or nothing, for the whole program)", node.span)
 
     def verdict(self, node: Call) -> Verdict:

@@ -271,3 +271,17 @@ a = attention_prefill(x, heads = 32, kv_heads = 32, head_dim = 128, wt = bf16, k
 def test_density_outside_zero_one_is_an_error():
     with pytest.raises(costlang.errors.CostlangError, match="density"):
         load_string("input a: fp16[4, 4]\ninput b: fp16[4, 4]\nc = matmul(a, b) { density = 2 }", "d.cost")
+
+
+def test_serving_prefill_and_decode_hold_one_copy_of_the_weights():
+    """The serving example's decode shares the prefill's weights: the footprint counts them once.
+    Weights 2 B · 8,030,261,248 = 16,060,522,496 B; the decode's KV caches B · T · 131,072 B =
+    64 · 4096 · 131,072 = 34,359,738,368 B (the prefill holds no cache of its own); resident
+    16,060,522,496 + 34,359,738,368 = 50,420,260,864 B (two copies of the weights: 66,480,783,360)."""
+    a, q = _queries(LLM / "serving_llama3_8b_h100.cost")
+    assert q["weights, held once"] == 16_060_522_496
+    assert q["KV caches"] == 34_359_738_368
+    assert q["KV cache bytes per sequence"] == 4096 * 131_072 == 536_870_912
+    assert a.value(a.footprint.resident) == 50_420_260_864
+    # the batch that fits is unchanged by the split into weights and caches: floor(79.14) = 79
+    assert [w.value for w in a.solves[0].whole][0] == 79

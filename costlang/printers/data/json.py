@@ -63,7 +63,8 @@ def _tiling(t, v):
 def _repeat(a, r) -> dict:
     v = lambda e: number(a.value(e))  # noqa: E731
     figures = lambda f: {"flops": v(f.flops), "bytes": v(f.bytes), "t_kernel": v(f.t_kernel),  # noqa: E731
-                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes)}
+                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes),
+                         "cache_bytes": v(f.cache_bytes)}
     return {"name": r.name, "block": r.block, "count": v(r.count), "kernels": list(r.kernels),
             "per_iteration": figures(r.per_iteration), "total": figures(r.total)}
 
