@@ -43,7 +43,9 @@ HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhea
                       "peak": FLOP_PER_S}
 PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
                      # many chips (analysis.comms): the system's chip count, system-wide footprint, bounds
-                     "chips": DIMENSIONLESS, "footprint_system": BYTE, "t_overlap": SECOND, "t_serial": SECOND,
+                     "chips": DIMENSIONLESS, "footprint_system": BYTE,
+                     # the whole model's parameters, each once however the chips split or replicate it
+                     "parameters_system": DIMENSIONLESS, "t_overlap": SECOND, "t_serial": SECOND,
                      "bubble": DIMENSIONLESS}  # a pipeline's idle fraction (p − 1)/(m + p − 1)
 RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS}
 

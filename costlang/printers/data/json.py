@@ -107,7 +107,8 @@ def to_dict(a) -> dict:
         "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
                          for m in a.measurements],
         "queries": [{"name": q.name, "value": _value(a, q.value),
-                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit),
+                     "per": getattr(q, "per", None)} for q in a.queries],
         **_composition(a),
         **_whatif(a),
         **_system(a),
