@@ -4,8 +4,10 @@ Input: an `Analysis`. Output: data. `repeats(a)` gives, for each `repeat`, its b
 once per iteration and in total (× its count); `instance_totals(a, name)` sums the kernels of a
 block instance or repeat, each × its count (what `flops(layer)` answers); `crossings(a)` names
 the kernels whose ops come from more than one block instance (fusion saw through a block's
-boundary); `weight_bytes(a, name)` is the resident weights and caches of the program or of one
-instance. Nothing here unrolls a repeat: its body was analysed once.
+boundary); `weight_bytes(a, name)` is the resident weights of the program or of one instance
+(`roles=("cache",)`: its caches). An instance that shares another's weights (`{ shares = other }`)
+counts them as its own; the program counts each shared weight once. Nothing here unrolls a
+repeat: its body was analysed once.
 """
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from typing import Optional
 
 import sympy
 
-from costlang.ir.program import RESIDENT_ROLES
 
 __all__ = ["Figures", "RepeatResult", "repeats", "instance_kernels", "instance_totals", "crossings",
            "weight_bytes", "kernel_scopes", "instance_names"]
@@ -27,6 +28,7 @@ class Figures:
     t_kernel: sympy.Expr
     launches: sympy.Expr
     weight_bytes: sympy.Expr
+    cache_bytes: sympy.Expr = sympy.Integer(0)
 
 
 @dataclass(frozen=True)
@@ -51,33 +53,38 @@ def instance_kernels(a, name: str) -> list:
 
 
 def weight_bytes(a, name: Optional[str] = None, per_iteration: bool = False,
-                 roles=RESIDENT_ROLES, elements: bool = False) -> sympy.Expr:
-    """Weights and caches (of the program, or declared inside instance `name`), × their counts;
-    with `roles=("weight",), elements=True` the parameter count (what `parameters()` answers)."""
+                 roles=("weight",), elements: bool = False) -> sympy.Expr:
+    """Weights (of the program, or declared inside instance `name`), × their counts; `roles` picks
+    others (caches, gradients); with `elements=True` the element count (`parameters()`). A weight
+    shared with another instance is counted by each instance that uses it, once in the program."""
     p = a.program
     skip = len(p.repeats[name].outer) + 1 if per_iteration and name in p.repeats else None
     out = []
     for t in p.tensors.values():
-        if t.role not in roles or t.storage != t.name:
+        if t.role not in roles:
             continue
         if name is not None and not t.name.startswith(name + "."):
             continue
+        if t.storage != t.name and (name is None or t.storage.startswith(name + ".")):
+            continue  # another tensor's memory, counted where that tensor is
         out.append((t.numel if elements else t.bytes) * p.count(t.repeat[skip:] if skip is not None else t.repeat))
     return sympy.Add(*out)
 
 
-def _figures(kernels, weights, divide=sympy.Integer(1)) -> Figures:
+def _figures(kernels, weights, caches, divide=sympy.Integer(1)) -> Figures:
     add = lambda f: sympy.Add(*[k.count / divide * f(k) for k in kernels])  # noqa: E731
     return Figures(add(lambda k: k.flops), add(lambda k: k.bytes), add(lambda k: k.t_kernel),
-                   add(lambda k: 1), weights)
+                   add(lambda k: 1), weights, caches)
 
 
 def repeats(a) -> tuple[RepeatResult, ...]:
     out = []
     for rep in a.program.repeats.values():
         ks = instance_kernels(a, rep.name)
-        per = _figures(ks, weight_bytes(a, rep.name, per_iteration=True), a.program.count(rep.outer) * rep.count)
-        total = _figures(ks, weight_bytes(a, rep.name))
+        per = _figures(ks, weight_bytes(a, rep.name, per_iteration=True),
+                       weight_bytes(a, rep.name, per_iteration=True, roles=("cache",)),
+                       a.program.count(rep.outer) * rep.count)
+        total = _figures(ks, weight_bytes(a, rep.name), weight_bytes(a, rep.name, roles=("cache",)))
         out.append(RepeatResult(rep.name, a.program.instances[rep.name].block, rep.count,
                                 tuple(k.name for k in ks), per, total))
     return tuple(out)

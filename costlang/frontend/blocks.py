@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import sympy
+
 from costlang.errors import CostlangError, SemanticError, ShapeError, did_you_mean
 from costlang.ir.kinds import same_dim, shape_text
 from costlang.ir.program import Instance, Repeat, Tensor
@@ -23,7 +25,7 @@ from costlang.frontend.calls import resolve_call
 from costlang.frontend.operands import tensor_arg
 from costlang.frontend.rename import block_locals, rename
 
-__all__ = ["assign", "define_block", "subexpression"]
+__all__ = ["assign", "define_block", "subexpression", "shared_weight"]
 
 
 def define_block(r, s: ast.BlockDef) -> None:
@@ -179,10 +181,13 @@ def _instantiate(r, call, targets, instance):
                             + ", ".join(f"t{i + 1}" for i in range(len(returns))) + f" = {block.name}(...)")
     bound = _bind(r, block, call, instance)
     table = _table(block, bound, targets, instance)
+    shares = _shares(r, call, instance)
     r.program.instances[instance] = Instance(instance, block.name, call.span, r.repeat_path)
     outer_scope = r.scope_path
     r.block_stack.append(block.name)
     r.scope_path = instance
+    if shares is not None:
+        r.sharing.append((instance, shares, call.span))
     try:
         out = _run_body(r, block, table, targets, call)
     except CostlangError as e:
@@ -193,7 +198,54 @@ def _instantiate(r, call, targets, instance):
     finally:
         r.block_stack.pop()
         r.scope_path = outer_scope
+        if shares is not None:
+            r.sharing.pop()
     return out, bound
+
+
+# --- instances that share their weights ---------------------------------------------------------
+
+def _shares(r, call, instance: str):
+    """`y = block(...) { shares = other }`: the instance whose weights this one uses (None if none)."""
+    shared = None
+    for o in call.body:
+        if o.name != "shares":
+            raise SemanticError(f"a block call takes no option '{o.name}'", o.span,
+                                "the one option of a block call is `{ shares = INSTANCE }`: its weights "
+                                "are INSTANCE's, held once in memory")
+        if not isinstance(o.value, ast.Name) or o.value.id not in r.program.instances:
+            raise SemanticError("`shares` names a block instance defined above, whose weights this call uses",
+                                o.value.span, did_you_mean(o.value.id, r.program.instances)
+                                if isinstance(o.value, ast.Name) else None)
+        shared = o.value.id
+    return shared
+
+
+def shared_weight(r, tensor: Tensor) -> Tensor:
+    """A weight declared inside an instance that shares another's weights: the same memory as the
+    other instance's weight of the same path (its storage), which must have its shape, dtype and count."""
+    for instance, shared, span in reversed(r.sharing):
+        if not tensor.name.startswith(instance + "."):
+            continue
+        other_name = shared + tensor.name[len(instance):]
+        other = r.program.tensors.get(other_name)
+        hint = (f"`shares = {shared}` holds one copy of the weights for both instances; every weight of "
+                f"'{instance}' needs one of the same path, shape and dtype in '{shared}'")
+        if other is None or other.role != "weight":
+            raise SemanticError(f"weight '{tensor.name}' has no counterpart '{other_name}' to share", span, hint)
+        p = r.program
+        # a what-if that retypes the shared weights retypes the other instance's storage
+        retyped = other.storage in r.overrides.dtypes
+        if (len(other.shape) != len(tensor.shape)
+                or any(sympy.simplify(x - y) != 0 for x, y in zip(other.shape, tensor.shape))
+                or (not retyped and other.dtype.name != tensor.dtype.name)
+                or sympy.simplify(p.count(other.repeat) - p.count(tensor.repeat)) != 0):
+            raise SemanticError(f"weight '{tensor.name}' ({tensor.dtype.name}{shape_text(tensor.shape)}, "
+                                f"× {p.count(tensor.repeat)}) differs from '{other_name}' "
+                                f"({other.dtype.name}{shape_text(other.shape)}, × {p.count(other.repeat)})",
+                                span, hint)
+        return dataclasses.replace(tensor, dtype=other.dtype, storage=other.storage)
+    return tensor
 
 
 def _run_body(r, block, table, targets, call) -> list[Tensor]:

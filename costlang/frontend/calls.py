@@ -27,7 +27,10 @@ __all__ = ["resolve_call"]
 CUSTOM = OpSpec("custom", (), "custom", sympy.Integer(0))
 _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE,
                    # a mixture of experts (passes.parallelism): `parallel expert` splits its experts
-                   "experts": DIMENSIONLESS, "top_k": DIMENSIONLESS}
+                   "experts": DIMENSIONLESS, "top_k": DIMENSIONLESS,
+                   # a gather of rows from a weight with this many rows (an embedding table):
+                   # `parallel tensor` splits that weight over its rows (vocabulary-parallel)
+                   "gathers": DIMENSIONLESS}
 
 
 def resolve_call(r, s: ast.Assign):
@@ -206,7 +209,7 @@ def _custom_call(r, s: ast.Assign, inputs):
     node = OpNode(s.name, CUSTOM, tuple(t.name for t in inputs), tensor.name if tensor else None,
                   opts.get("flops", sympy.Integer(0)), math, call.span,
                   reads=opts.get("reads"), writes=opts.get("writes"), scope=r.scope_path,
-                  repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k") if k in opts))
+                  repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k", "gathers") if k in opts))
     return node, tensor
 
 

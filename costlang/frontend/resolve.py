@@ -140,6 +140,7 @@ class _Resolver:
         self.scope_path = ""                 # the block instance being resolved ("" at the top)
         self.repeat_path: tuple[str, ...] = ()  # the repeats around it
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
+        self.sharing: list[tuple] = []       # (instance, the instance whose weights it shares, span)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.expr_base = ""                  # the target that sub-expressions are named after
 
@@ -250,8 +251,11 @@ class _Resolver:
         self.define("value", s.name, s.span)
         dtype = self.dtype(s.type.dtype, s.type.dtype_span)
         shape = self.shape(s.type)
-        tensor = Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path)
-        self.program.tensors[s.name] = self.stored(tensor)
+        tensor = self.stored(Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path))
+        if s.role == "weight" and self.sharing:
+            from costlang.frontend.blocks import shared_weight
+            tensor = shared_weight(self, tensor)
+        self.program.tensors[s.name] = tensor
 
     def stored(self, tensor: Tensor) -> Tensor:
         """A tensor as a what-if stores it (`W = int8`, `weights = int4`): views of it follow."""

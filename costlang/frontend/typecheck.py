@@ -31,7 +31,8 @@ KERNEL_FUNCTIONS = {
     "achieved_throughput": BYTE_PER_S, "achieved_flops": FLOP_PER_S,
     "fraction_of_peak_bandwidth": DIMENSIONLESS, "fraction_of_peak_flops": DIMENSIONLESS,
     "algorithmic_bytes": BYTE, "working_set": BYTE,
-    "weight_bytes": BYTE,  # weights and caches (of a block instance or repeat), × repeat counts
+    "weight_bytes": BYTE,  # weights (of a block instance or repeat), × repeat counts
+    "cache_bytes": BYTE,   # caches (KV caches) likewise
     "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
     "parameters": DIMENSIONLESS,  # weight elements (caches left out), × repeat counts
 }
@@ -42,7 +43,9 @@ HARDWARE_FUNCTIONS = {"capacity": BYTE, "bandwidth": BYTE_PER_S, "launch_overhea
                       "peak": FLOP_PER_S}
 PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
                      # many chips (analysis.comms): the system's chip count, system-wide footprint, bounds
-                     "chips": DIMENSIONLESS, "footprint_system": BYTE, "t_overlap": SECOND, "t_serial": SECOND,
+                     "chips": DIMENSIONLESS, "footprint_system": BYTE,
+                     # the whole model's parameters, each once however the chips split or replicate it
+                     "parameters_system": DIMENSIONLESS, "t_overlap": SECOND, "t_serial": SECOND,
                      "bubble": DIMENSIONLESS}  # a pipeline's idle fraction (p − 1)/(m + p − 1)
 RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS}
 

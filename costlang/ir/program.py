@@ -273,6 +273,8 @@ class Program:
     parallels: list[ParallelSpec] = field(default_factory=list)
     #: set by passes.shard: the program is per chip (local shapes, collectives inserted)
     sharded: bool = False
+    #: set by passes.shard: the whole-model program it was sharded from (`parameters_system()`)
+    whole: Optional["Program"] = field(default=None, repr=False, compare=False)
     #: sizes the shape checks found equal only through the symbols' values (`K` and `J` of a
     #: matmul, both 5): (a, b, span); a what-if that frees K ties J to it (`frontend.variants`)
     equalities: list = field(default_factory=list)

@@ -16,7 +16,12 @@ an input or weight without a `shard` line is free and takes the split its first 
 (elementwise: its operands'; matmul: the other operand's contracted dim); `parallel tensor over
 AXIS` makes a free weight of a matmul column-parallel (split on N) when the activation's
 contracted dim is whole, row-parallel (split on K, so an all-reduce follows) when it is split
-(Megatron); `parallel data over AXIS` splits the first dim of every input.
+(Megatron); a custom kernel that `gathers = V` rows of a free weight of V rows (the embedding)
+has that weight split over its rows under `parallel tensor` (Megatron's vocabulary-parallel
+embedding): each chip looks up the rows in its range, writes zeros for the others, and an
+all-reduce sums the chips' results; its stated reads are shared by the chips (each gathers the
+rows of its range: 1/p of them when the ids spread evenly over the vocabulary, a lower bound for
+the ids every chip reads whole); `parallel data over AXIS` splits the first dim of every input.
 """
 from __future__ import annotations
 
@@ -58,6 +63,7 @@ class _Propagation:
             self.spec[s.tensor] = s.axes
             self.explicit[s.tensor] = s.span
         self.experts: set[str] = set()               # custom nodes whose experts are split (expert parallel)
+        self.gathered: set[str] = set()              # custom gathers from a row-split weight (vocabulary parallel)
         batch = [self.parallel[k] for k in ("data", "expert") if k in self.parallel]
         if len(batch) > 1:
             raise SemanticError("expert parallelism splits the batch over its own axis, so it does not combine "
@@ -126,7 +132,10 @@ class _Propagation:
 
     def _custom(self, n: OpNode) -> Optional[Spec]:
         """A custom kernel stating `experts = E` under `parallel expert`: the weights whose first dim is
-        E are split on it, the tokens keep their split, and the result follows the first input's."""
+        E are split on it, the tokens keep their split, and the result follows the first input's.
+        One stating `gathers = V` under `parallel tensor`: see `_gather`."""
+        if n.option("gathers") is not None and self.parallel.get("tensor") is not None:
+            return self._gather(n)
         experts, expert = n.option("experts"), self.parallel.get("expert")
         if experts is None or expert is None or not n.output:
             return self._whole(n)
@@ -138,6 +147,28 @@ class _Propagation:
                 self.fixed(t, n.span)
         self.experts.add(n.name)
         first, out = self.spec[n.inputs[0]], self.shape(n.output)
+        return ((first[0] if first else None),) + (None,) * (len(out) - 1) if out else ()
+
+    def _gather(self, n: OpNode) -> Optional[Spec]:
+        """Vocabulary-parallel gather: a free weight of `gathers` rows is split on its rows over the
+        tensor axis; the result (whole on every chip, zeros outside the chip's rows) is a partial sum."""
+        axis, rows = self.parallel["tensor"].axis, n.option("gathers")
+        split = False
+        for t in n.inputs:
+            shape = self.shape(t)
+            if (not split and self.weight(t) and self.get(t) is None and shape
+                    and same_dim(shape[0], rows, self.program.bindings)):
+                self.fix(t, (axis,) + (None,) * (len(shape) - 1), n.span)
+                split = True
+            else:
+                self.fixed(t, n.span)
+        if not n.output:
+            return None
+        out = self.shape(n.output)
+        first = self.spec[n.inputs[0]] if n.inputs else ()
+        if split:
+            self.partial[n.name] = axis
+            self.gathered.add(n.name)
         return ((first[0] if first else None),) + (None,) * (len(out) - 1) if out else ()
 
     def _collective(self, n: OpNode) -> Spec:
@@ -381,6 +412,9 @@ def _localize(program: Program, p: _Propagation) -> Program:
             size = sizes[p.batch_split[n.name]]
             node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
                                        writes=_share(n.writes, size))
+        if n.name in p.gathered:  # each chip gathers the rows of its range: the stated work is shared
+            size = sizes[p.parallel["tensor"].axis]
+            node = dataclasses.replace(node, reads=_share(n.reads, size))
         if n.comms is not None:
             spec_op = program.ops[n.comms.collective]
             node = dataclasses.replace(node, comms=comms_of(spec_op, n.comms.axis, n.comms.group,
@@ -404,7 +438,7 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
     if data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
-    return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True)
+    return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program)
 
 
 def _share(stated, size):

@@ -7,7 +7,7 @@ blocks are in `analysis.measured`. A result function takes a kernel or tensor na
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 import sympy
 
@@ -36,6 +36,41 @@ class QueryResult:
     name: str
     value: Union[Value, Verdict]
     span: Span
+    #: on a sharded program, "chip" when the value counts one chip's share (parameters, weight_bytes,
+    #: flops, footprint, ...), "system" when it counts the whole system (footprint_system, chips); else None
+    per: Optional[str] = None
+
+
+#: figures of the per-chip program that count one chip's share (on a sharded program)
+PER_CHIP = frozenset({"parameters", "weight_bytes", "cache_bytes", "footprint", "flops", "bytes",
+                      "bytes_read", "bytes_written", "algorithmic_bytes", "comms_bytes"})
+#: figures of the whole system
+PER_SYSTEM = frozenset({"footprint_system", "chips", "parameters_system"})
+
+
+def _per(program, expr) -> Optional[str]:
+    """Whether a query's value is one chip's share or the whole system's (None: neither is named,
+    both are, or the program runs on one chip)."""
+    if not program.sharded:
+        return None
+    funcs: set = set()
+    seen: set = set()
+
+    def walk(node) -> None:
+        if isinstance(node, Call):
+            funcs.add(node.func)
+        if isinstance(node, Name) and node.id in program.lets and node.id not in seen:
+            seen.add(node.id)
+            walk(program.lets[node.id].value)
+        for child in getattr(node, "args", ()) or ():
+            walk(child)
+        for attr in ("left", "right", "operand"):
+            if hasattr(node, attr):
+                walk(getattr(node, attr))
+
+    walk(expr)
+    chip, system = bool(funcs & PER_CHIP), bool(funcs & PER_SYSTEM)
+    return "chip" if chip and not system else "system" if system and not chip else None
 
 
 def analyze_with_queries(program, fusion=None, hardware=None):
@@ -60,7 +95,7 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
         else:
             value = evaluate(q.value, scope)
             _check_finite(analysis.value(value.expr), q.value)
-            out.append(QueryResult(q.name, stated_unit(q, value), q.span))
+            out.append(QueryResult(q.name, stated_unit(q, value), q.span, _per(analysis.program, q.value)))
     return tuple(out)
 
 
@@ -124,6 +159,8 @@ class _QueryScope:
         f = node.func
         if f == "weight_bytes":
             return Value(self._weight_bytes(node), BYTE)
+        if f == "cache_bytes":
+            return Value(self._weight_bytes(node, roles=("cache",)), BYTE)
         if f == "parameters":
             return Value(self._weight_bytes(node, parameters=True), DIMENSIONLESS)
         if f in _FIGURES:
@@ -167,12 +204,12 @@ class _QueryScope:
                                 node.span, "write `query bound(C)`")
         return self._program_figure(node)
 
-    def _weight_bytes(self, node: Call, parameters: bool = False) -> sympy.Expr:
-        """Weights and caches of the program, of a block instance or repeat, or of one tensor;
-        with `parameters`, the number of weight elements (caches left out), × repeat counts."""
+    def _weight_bytes(self, node: Call, parameters: bool = False, roles=("weight",)) -> sympy.Expr:
+        """Weights (`roles=("cache",)`: caches) of the program, of a block instance or repeat, or
+        of one tensor; with `parameters`, the number of weight elements, × repeat counts. A weight
+        that instances share counts once in the program and in each instance that uses it."""
         from costlang.analysis.composition import weight_bytes
         p = self.a.program
-        roles = ("weight",) if parameters else ("weight", "cache")
         if not node.args:
             return weight_bytes(self.a, roles=roles, elements=parameters)
         arg = node.args[0]
@@ -182,7 +219,8 @@ class _QueryScope:
             t = p.tensors.get(arg.id)
             if t is not None and t.role in roles:
                 return (t.numel if parameters else t.bytes) * p.count(t.repeat)
-        raise SemanticError(f"{node.func}() takes a block instance, a repeat, a weight or a cache "
+        what = "a cache" if roles == ("cache",) else "a weight"
+        raise SemanticError(f"{node.func}() takes a block instance, a repeat or {what} "
                             "(or nothing, for the whole program)", node.span)
 
     def verdict(self, node: Call) -> Verdict:
@@ -197,7 +235,7 @@ class _QueryScope:
         if f == "footprint":
             self._no_args(node)
             return Value(a.footprint.bytes, BYTE)
-        if f in ("chips", "footprint_system", "t_overlap", "t_serial", "bubble"):
+        if f in ("chips", "footprint_system", "parameters_system", "t_overlap", "t_serial", "bubble"):
             return self._many_chips(node)
         if f == "peak":
             if not node.args or not isinstance(node.args[0], Name):
@@ -237,6 +275,11 @@ class _QueryScope:
         if f == "bubble":
             from costlang.analysis.comms import bubble_fraction
             return Value(bubble_fraction(a.program), DIMENSIONLESS)
+        if f == "parameters_system":  # the model's count: the program before sharding
+            from types import SimpleNamespace
+            from costlang.analysis.composition import weight_bytes
+            whole = a.program.whole if a.program.whole is not None else a.program
+            return Value(weight_bytes(SimpleNamespace(program=whole), elements=True), DIMENSIONLESS)
         if f == "footprint_system":
             return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
         t = a.totals

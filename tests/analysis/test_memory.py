@@ -41,6 +41,22 @@ def test_tiled_gemm_bytes_follow_the_tiling_formula():
     assert a.value(k.cost.tiling.working_set) == 131072
 
 
+def test_rectangular_tiles_re_read_a_per_column_and_b_per_row_of_c_tiles():
+    # M = 64, N = 32, K = 16 in fp16, tiles bm = 16, bn = 8, bk = 4: tm = 4, tn = 4, tk = 4.
+    # A (64·16·2 = 2048 B) is re-read once per column of C tiles, N/bn = 4 times: 8192 B;
+    # B (16·32·2 = 1024 B) once per row of C tiles, M/bm = 4 times: 4096 B; C written once: 4096 B.
+    # Total 16384 B = 2·(tm·tn·tk·(bm·bk + bk·bn) + M·N) = 2·(64·(64 + 32) + 2048).
+    # (B re-read M/bn = 8 times would give 20480 B; A re-read N/bm = 2 times 12288 B.)
+    text = ("use hardware h100_sxm\ninput A: fp16[64, 16]\ninput B: fp16[16, 32]\n"
+            "output C = matmul(A, B) { bm = 16; bn = 8; bk = 4 }\n")
+    a = load_string(text).analyze()
+    k = only(a)
+    assert a.value(k.bytes) == 16384
+    assert a.value(k.bytes_read) == 8192 + 4096
+    # I = 2·64·32·16 / 16384 = 65536/16384 = 4 FLOP/B
+    assert a.value(k.intensity) == 4
+
+
 def test_tiled_gemm_intensity_tends_to_T_over_2_per_byte_and_T_per_element():
     k = only(load(EX / "tiled_gemm.cost").analyze())
     T = next(s for s in k.intensity.free_symbols if s.name == "T")

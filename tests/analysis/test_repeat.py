@@ -145,3 +145,19 @@ def test_instances_are_listed_only_for_a_bound_count():
     out = report(b, instances=True)
     assert "  h[0]: h[0].w\n  h[1]: h[1].w\n" in out
     assert "h.mul+h × L" in out
+
+
+def test_a_program_output_stays_live_to_the_end_of_the_schedule():
+    # fp32[100] tensors, 400 B each; three kernels (fusion none):
+    #   k0 y = x·2 (an output, read by no kernel)   live: x, y          = 800 B
+    #   k1 z = x·3                                  live: x, y, z       = 1200 B (x's last read)
+    #   k2 w = z·4 (an output)                      live: y, z, w       = 1200 B
+    # y is an output, so it is live until the end: the peak is 1200 B (first at k1). Freed at its
+    # last reader (k0, its own write) the steps would be 800, 800, 800.
+    text = ("use hardware h100_sxm\nfusion none\ninput x: fp32[100]\noutput y = x * 2\n"
+            "z = x * 3\noutput w = z * 4\n")
+    a = load_string(text).analyze()
+    assert [k.name for k in a.kernels] == ["y", "z", "w"]
+    assert a.value(a.footprint.live) == 1200
+    assert a.footprint.peak_at == "z"
+    assert "y" in [t.tensor for t in a.footprint.tensors]

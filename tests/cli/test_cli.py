@@ -33,7 +33,7 @@ def test_json_schema_and_exact_numbers(capsys):
     assert k["critical_intensity"] == 500
     assert k["bound"] == {"bound": "compute-bound"}
     assert data["hardware"]["peaks"] == {"fp16": 10 ** 15}
-    assert data["queries"][2] == {"name": "I", "value": 4096 / 3, "unit": "FLOP/B"}
+    assert data["queries"][2] == {"name": "I", "value": 4096 / 3, "unit": "FLOP/B", "per": None}
 
 
 def test_json_keeps_free_symbols_as_expressions(capsys):

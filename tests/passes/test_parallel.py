@@ -90,6 +90,19 @@ def test_ring_all_reduce_alpha_beta():
     assert k.bound.bound == "comms-bound"
 
 
+@pytest.mark.parametrize("links", [1, 2])
+def test_links_per_chip_multiply_the_bandwidth_of_a_collective(links):
+    text = ("hardware chip { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 1 TB/s } }\n"
+            "system s { chip = chip; axis a = 4\n"
+            f"  link NVLink over a {{ one_way = 100 GB/s; links = {links}; latency = 1 us }} }}\n"
+            "use system s\ninput x: fp16[1000]\ny = all_reduce(x, over = a)")
+    k = kernel(load_string(text).analyze(), "y")
+    # ring over p = 4, n = 2000 B: sent 2·3/4·2000 = 3000 B at links · 100 GB/s, plus 2·3 steps of 1 µs:
+    #   links = 1: 3000/1e11 + 6e-6 = 3e-8 + 6e-6 s; links = 2: 3000/2e11 + 6e-6 = 1.5e-8 + 6e-6 s
+    assert k.comms.comms.sent == 3000
+    assert k.t_comms == R(3000, links * 10 ** 11) + R(6, 10 ** 6)
+
+
 def test_tree_all_reduce_is_selectable():
     a = run("input x: fp16[1024]\ny = all_reduce(x, over = tp, algorithm = tree)")
     k = kernel(a, "y")

@@ -231,15 +231,26 @@ def test_llama3_70b_tensor_pipeline_data(analyze_example):
     n = 8 * 2048 * 8192 * 2                                            # 268,435,456 B of activations
     assert query(a, "activation all-reduce") == R(2 * 7, 8) * n / (450 * 10 ** 9)   # ≈ 1.0439 ms
     assert query(a, "stage send") == R(n, 50 * 10 ** 9)                 # ≈ 5.3687 ms
-    # 40·106,971,136 + 128,256·8192 + 8192 + 8192·128,256/8 = 5,460,860,928 bf16 gradients
-    grads = 2 * (40 * 106971136 + 128256 * 8192 + 8192 + 8192 * 16032)
-    assert grads == 10921721856
+    # the embedding is vocabulary-parallel (Megatron): 128,256/8 = 16,032 rows of 8192 per chip
+    assert shape("logits.x.table") == (16032, 8192)
+    # 40·106,971,136 + 16,032·8192 + 8192 + 8192·16,032 = 4,541,521,920 bf16 gradients
+    grads = 2 * (40 * 106971136 + 16032 * 8192 + 8192 + 8192 * 16032)
+    assert grads == 9083043840
+    # parameters() is one chip's share (the gradients' count); parameters_system() the model's:
+    # 80 layers · 855,654,400 + 2 · 128,256 · 8192 + 8192 = 70,553,706,496 (stdlib/models/llama3_70b.cost)
+    assert query(a, "parameters per chip") == grads // 2 == 4_541_521_920
+    assert query(a, "parameters of the model") == 70_553_706_496
+    per = {q.name: q.per for q in a.queries}
+    assert per["parameters per chip"] == per["gradient bytes per chip"] == "chip"
+    assert per["parameters of the model"] == "system"
+    assert per["bubble"] is None and per["stage send"] is None
     assert query(a, "gradient bytes per chip") == grads                # ring over 2: sent = n
-    assert query(a, "gradient all-reduce") == R(grads, 50 * 10 ** 9)   # ≈ 218.43 ms
+    assert query(a, "gradient all-reduce") == R(grads, 50 * 10 ** 9)   # ≈ 181.66 ms
     (solve,) = a.solves
     assert solve.roots == (19,)                                        # 1/(m + 1) = 1/20
     kinds = [n.op.name for n in p.nodes.values() if n.kind == "collective"]
-    assert kinds == ["all_reduce", "all_reduce", "send", "all_reduce"]  # Megatron ×2 per layer, 1 send, 1 gradient
+    # the embedding's lookups summed, Megatron ×2 per layer, 1 send, 1 gradient
+    assert kinds == ["all_reduce", "all_reduce", "all_reduce", "send", "all_reduce"]
 
 
 def test_mixtral_expert_parallel(analyze_example):
@@ -308,3 +319,62 @@ def test_derivation_shows_the_bounds_with_the_bubble():
 def test_no_bounds_without_communication():
     from costlang.analysis.derive import derive_bounds
     assert derive_bounds(run("input x: fp16[64, 1024]\noutput y = repeat(2) layer(x)")) == ()
+
+
+# --- vocabulary-parallel embedding (Megatron) -----------------------------------------------------
+
+EMBED = """
+hardware chip { peak bf16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 80 GB }; launch = 0 s }
+system box { chip = chip; axis tp = 4; link NVLink over tp { one_way = 100 GB/s } }
+use system box
+import llm
+parallel tensor over tp
+input ids: int32[2, 3]
+x = embedding(ids, vocab = V, d = 8, wt = bf16, at = bf16, it = int32)
+query "parameters per chip" = parameters()
+let whole = parameters_system()
+query "parameters of the model" = whole
+"""
+
+
+def test_tensor_parallel_splits_the_embedding_over_the_vocabulary():
+    a = load_string(EMBED.replace("V,", "16,")).analyze()
+    p = a.program
+    # table [16, 8] over tp = 4: 4 rows of 8 per chip, 32 parameters (whole on every chip: 128)
+    assert tuple(p.tensors["x.table"].shape) == (4, 8)
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["parameters per chip"] == 32
+    assert q["parameters of the model"] == 16 * 8 == 128
+    # the words say which is which (through a let, too)
+    assert [x.per for x in a.queries] == ["chip", "system"]
+    # the lookup's stated reads 2·3·(8·2 + 4) = 120 B are shared: 120/4 = 30 B per chip; it writes the
+    # whole [2, 3, 8] bf16 result (96 B, zeros outside the chip's rows), and an all-reduce sums them:
+    # ring over 4 sends 2·3/4·96 = 144 B at 100 GB/s
+    look = kernel(a, "x")
+    assert look.bytes_read == 30 and look.bytes_written == 96
+    ar = kernel(a, "x_all_reduce")
+    assert ar.comms.comms.sent == 144
+    assert ar.t_comms == R(144, 100 * 10 ** 9)
+
+
+def test_a_vocabulary_that_does_not_divide_over_the_chips_is_an_error():
+    # 10 rows over 4 chips: 10/4 is not whole
+    with pytest.raises(CostlangError, match="does not divide over axis tp of 4 chips"):
+        load_string(EMBED.replace("V,", "10,")).analyze()
+
+
+def test_the_report_says_per_chip_and_per_system(tmp_path, capsys):
+    from costlang.cli import main
+    f = tmp_path / "embed.cost"
+    f.write_text(EMBED.replace("V,", "16,"))
+    assert main(["run", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "  parameters per chip = 32 (per chip)\n" in out
+    assert "  parameters of the model = 128 (per system)\n" in out
+
+
+def test_one_chip_says_neither():
+    a = load_string("use hardware h100_sxm\nweight W: fp16[4, 4]\ninput x: fp16[2, 4]\ny = x @ W\n"
+                    "query p = parameters()\nquery s = parameters_system()\n").analyze()
+    # unsharded: both are the program's 16 parameters, and no word is added
+    assert [(a.value(q.value.expr), q.per) for q in a.queries] == [(16, None), (16, None)]

@@ -7,7 +7,7 @@ import sympy
 
 from conftest import EXAMPLES
 from costlang import load, load_string
-from costlang.queries.calibrate import fit, leave_one_out, mape, points, signed_error
+from costlang.queries.calibrate import Point, fit, leave_one_out, mape, points, signed_error
 from costlang.cli import main
 
 R = sympy.Rational
@@ -44,6 +44,27 @@ def test_two_points_fit_launch_and_bandwidth_exactly():
     assert f.memory_factor == R(a.numerator, a.denominator) and f.launch == R(launch.numerator, launch.denominator)
     assert abs(float(f.efficiency_memory) - 0.9384) < 1e-4 and abs(float(f.launch) - 1.2497e-6) < 1e-9
     assert all(res == 0 for _, _, res in f.residuals())
+
+
+def _memory_points(pairs):
+    """Memory-bound points (T_compute 0, the hardware's launch overhead 0): (T_memory, measured)."""
+    return [Point("f.cost", f"k{i}", "hw", R(0), R(x), R(0), R(x), R(y)) for i, (x, y) in enumerate(pairs)]
+
+
+def test_a_negative_launch_intercept_is_refitted_at_zero():
+    # (T_memory, measured) = (1, 1), (2, 3), (3, 5): the line through them is y = 2·x − 1, a launch of
+    # −1 s. Refitted through the origin: a = Σxy / Σx² = (1 + 6 + 15) / (1 + 4 + 9) = 22/14 = 11/7.
+    f = fit(_memory_points([(1, 1), (2, 3), (3, 5)]))
+    assert f.fitted == ("memory",)
+    assert f.launch == 0
+    assert f.memory_factor == R(11, 7)
+
+
+def test_a_launch_intercept_of_exactly_zero_is_kept():
+    # (1, 2), (2, 4), (3, 6): y = 2·x, the intercept 0 is not negative: launch fitted (0) and a = 2
+    f = fit(_memory_points([(1, 2), (2, 4), (3, 6)]))
+    assert f.fitted == ("launch", "memory")
+    assert f.launch == 0 and f.memory_factor == 2
 
 
 def test_leave_one_out_needs_more_kernels_than_factors():

@@ -271,3 +271,69 @@ a = attention_prefill(x, heads = 32, kv_heads = 32, head_dim = 128, wt = bf16, k
 def test_density_outside_zero_one_is_an_error():
     with pytest.raises(costlang.errors.CostlangError, match="density"):
         load_string("input a: fp16[4, 4]\ninput b: fp16[4, 4]\nc = matmul(a, b) { density = 2 }", "d.cost")
+
+
+def test_serving_prefill_and_decode_hold_one_copy_of_the_weights():
+    """The serving example's decode shares the prefill's weights: the footprint counts them once.
+    Weights 2 B · 8,030,261,248 = 16,060,522,496 B; the decode's KV caches B · T · 131,072 B =
+    64 · 4096 · 131,072 = 34,359,738,368 B (the prefill holds no cache of its own); resident
+    16,060,522,496 + 34,359,738,368 = 50,420,260,864 B (two copies of the weights: 66,480,783,360)."""
+    a, q = _queries(LLM / "serving_llama3_8b_h100.cost")
+    assert q["weights, held once"] == 16_060_522_496
+    assert q["KV caches"] == 34_359_738_368
+    assert q["KV cache bytes per sequence"] == 4096 * 131_072 == 536_870_912
+    assert a.value(a.footprint.resident) == 50_420_260_864
+    # the batch that fits is unchanged by the split into weights and caches: floor(79.14) = 79
+    assert [w.value for w in a.solves[0].whole][0] == 79
+
+
+LAYER = """import llm
+use hardware h100_sxm
+fusion none
+input x: bf16[1, S, 8]
+y = llama_layer_prefill(x, heads = 2, kv_heads = 1, head_dim = 4, ffn = 16, wt = bf16, kt = KT, at = bf16)
+query "scores" = flops(y.attn.scores)
+query "pv" = flops(y.attn.o)
+query "k written" = bytes_written(y.attn.k)
+query "v written" = bytes_written(y.attn.v)
+"""
+
+
+def _layer(s, kt="bf16"):
+    return _queries_text(LAYER.replace("S, 8", f"{s}, 8").replace("KT", kt))
+
+
+def _queries_text(text):
+    from conftest import query
+    a = load_string(text, "layer.cost").analyze()
+    return {q.name: query(a, q.name) for q in a.queries}
+
+
+@pytest.mark.parametrize("s, expected", [(4, 160), (1, 16)])
+def test_the_llama_decoder_layer_is_causal(s, expected):
+    # scores = qh @ kh^T with qh [1, kv_heads 1, group 2 · s, head_dim 4] and kh^T [1, 1, 4, s]:
+    # 2 · 2s · s · 4 = 16·s² FLOP counted in full; causal, the fraction (s + 1)/(2s) of them
+    # (P·V the same): s = 4: 256 · 5/8 = 160 FLOP; s = 1: density 2/2 = 1, 16 FLOP.
+    # (With causal = 1 passed, s = 4 would give 256.)
+    q = _layer(s)
+    assert q["scores"] == q["pv"] == expected
+
+
+def test_prefill_writes_the_kv_cache_in_its_own_dtype():
+    # k and v: [1, 4, kv_heads · head_dim = 4] = 16 elements, written in kt: fp8 16 B, bf16 32 B
+    fp8, bf16 = _layer(4, "fp8"), _layer(4, "bf16")
+    assert fp8["k written"] == fp8["v written"] == 16
+    assert bf16["k written"] == bf16["v written"] == 32
+
+
+def test_a_whole_prefill_model_passes_the_kv_dtype_to_its_layers():
+    # the same layer, repeated (layers = 2), inside llama_prefill with kt = fp8 and activations bf16:
+    # each layer's k and v kernels write 16 fp8 elements: 16 B each (a kernel's figure is per run;
+    # bf16, as the activations, would be 32 B)
+    text = ("import llm\nuse hardware h100_sxm\nfusion none\ninput ids: int32[1, 4]\n"
+            "y = llama_prefill(ids, vocab = 16, d = 8, layers = 2, heads = 2, kv_heads = 1, head_dim = 4, "
+            "ffn = 16, wt = bf16, kt = fp8, at = bf16, it = int32)\n"
+            "query \"k written\" = bytes_written(y.layer.attn.k)\n"
+            "query \"v written\" = bytes_written(y.layer.attn.v)\n")
+    q = _queries_text(text)
+    assert q["k written"] == q["v written"] == 16

@@ -63,7 +63,8 @@ def _tiling(t, v):
 def _repeat(a, r) -> dict:
     v = lambda e: number(a.value(e))  # noqa: E731
     figures = lambda f: {"flops": v(f.flops), "bytes": v(f.bytes), "t_kernel": v(f.t_kernel),  # noqa: E731
-                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes)}
+                         "launches": v(f.launches), "weight_bytes": v(f.weight_bytes),
+                         "cache_bytes": v(f.cache_bytes)}
     return {"name": r.name, "block": r.block, "count": v(r.count), "kernels": list(r.kernels),
             "per_iteration": figures(r.per_iteration), "total": figures(r.total)}
 
@@ -106,7 +107,8 @@ def to_dict(a) -> dict:
         "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
                          for m in a.measurements],
         "queries": [{"name": q.name, "value": _value(a, q.value),
-                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit)} for q in a.queries],
+                     "unit": None if isinstance(q.value, Verdict) else str(q.value.unit),
+                     "per": getattr(q, "per", None)} for q in a.queries],
         **_composition(a),
         **_whatif(a),
         **_system(a),

@@ -35,7 +35,8 @@ def repeat_lines(a) -> list[str]:
         for label, f in (("per iteration", r.per_iteration), (f"× {_count(r.count)}", r.total)):
             out.append(f"    {label}: FLOPs {human(v(f.flops), FLOP)}; bytes {human(v(f.bytes), BYTE)}; "
                        f"T_kernel {human(v(f.t_kernel), SECOND)}; launches {_count(v(f.launches))}; "
-                       f"weights {human(v(f.weight_bytes), BYTE)}")
+                       f"weights {human(v(f.weight_bytes), BYTE)}"
+                       + (f"; caches {human(v(f.cache_bytes), BYTE)}" if f.cache_bytes != 0 else ""))
     return out
 
 

@@ -136,7 +136,10 @@ def _measurements(a) -> list[str]:
 
 
 def _queries(a) -> list[str]:
-    return _section("queries", [f"  {q.name} = {_value(a, q.value)}" for q in a.queries])
+    from costlang.printers.words.phrases import phrase
+    per = phrase("en", "per")
+    return _section("queries", [f"  {q.name} = {_value(a, q.value)}"
+                                + (f" ({per[q.per]})" if getattr(q, "per", None) else "") for q in a.queries])
 
 
 def _value(a, value) -> str:
