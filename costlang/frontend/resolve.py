@@ -142,13 +142,21 @@ class _Resolver:
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.expr_base = ""                  # the target that sub-expressions are named after
+        self.depth = 0                       # modules being run (1: the main file or the prelude)
+        self.top_names: dict[str, Span] = {}  # the names the main file defines
+        self.top_statement = None            # the main file's statement being resolved
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
         outer, outer_names = self.module_name, self.module_names
         self.module_name = str(path) if path else module.source_name
         self.module_names = _defined_names(module)
+        self.depth += 1
+        if self.depth == 1:  # the main file (or the prelude): where a what-if's error points
+            self.top_names = self.module_names
         for stmt in module.statements:
+            if self.depth == 1:
+                self.top_statement = stmt
             try:
                 getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
             except ErrorGroup as g:
@@ -157,6 +165,7 @@ class _Resolver:
                 if not isinstance(e, _Silenced):
                     self.errors.append(e)
                 self._poison(stmt)
+        self.depth -= 1
         self.module_name, self.module_names = outer, outer_names
 
     def import_path(self, target: Path, span: Optional[Span]) -> None:
@@ -258,7 +267,22 @@ class _Resolver:
         new = self.overrides.dtypes.get(tensor.name) if tensor.storage == tensor.name else None
         if new is None or new == tensor.dtype.name:
             return tensor
+        if new not in self.program.dtypes:
+            raise self._defined_later(tensor, new)
         return dataclasses.replace(tensor, dtype=self.program.dtypes[new])
+
+    def _defined_later(self, tensor: Tensor, name: str) -> CostlangError:
+        """A what-if stores a tensor in a dtype the file defines only after it: the same error as
+        writing that dtype in the declaration, at the user's line (the declaration when it is in the
+        main file, else the main file's statement that made it, such as a block call)."""
+        later = self.top_names.get(name)
+        here = tensor.span
+        if here is None or later is None or here.file != later.file:
+            top = self.top_statement
+            here = top.span if top is not None and getattr(top, "span", None) is not None else here
+        where = f"later, at line {later.line}" if later is not None else "later in the file"
+        return SemanticError(f"'{tensor.name}' cannot be stored as '{name}': dtype '{name}' is defined {where}",
+                             here, f"define '{name}' before line {here.line}" if here is not None else None)
 
     def stmt_Assign(self, s: ast.Assign, path) -> None:
         from costlang.frontend.blocks import assign  # ops, tensor expressions, block calls and repeats

@@ -1,0 +1,86 @@
+"""Errors at model scale: what-ifs, measurements, hardware lines and parallel layouts that once
+crashed, answered silently, or pointed into the stdlib, each pinned with the exact words or value.
+
+Every case goes through `costlang.cli.main` in-process, as a user would run it."""
+import pytest
+
+from costlang.cli import main
+
+H = "use hardware h100_sxm\n"
+
+
+@pytest.fixture
+def cli(tmp_path, capsys, monkeypatch):
+    """Run `costlang ARGS` with FILES written to a fresh folder: (status, stdout, stderr)."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(files, *args):
+        for name, text in files.items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        assert "internal error" not in err and "Traceback" not in err, err
+        return status, out, err
+    return run
+
+
+# --- a what-if to a dtype the file defines later -------------------------------------------------
+
+LATER = H + "dim N = 1024\ninput x: fp16[N]\ny = relu(x)\ndtype myfp = 1 B\n"
+
+
+def test_what_if_to_a_dtype_defined_later_is_the_error_of_editing_the_declaration(cli):
+    # editing line 3 to `input x: myfp[N]` is refused ("defined later, at line 5"); so is the what-if
+    status, _, err = cli({"t.cost": LATER}, "run", "t.cost", "--set", "x=myfp")
+    assert status == 2
+    assert err.splitlines() == [
+        "t.cost:3:1: error: 'x' cannot be stored as 'myfp': dtype 'myfp' is defined later, at line 5 (with x=myfp)",
+        " 3 | input x: fp16[N]",
+        "   | ^^^^^^^^^^^^^^^^",
+        "  = hint: define 'myfp' before line 3"]
+
+
+def test_what_if_on_block_weights_to_a_later_dtype_points_at_the_call(cli):
+    text = ("import llm\n" + H + "input x: bf16[1, 1, 64]\nm = swiglu(x, ffn = 128, wt = bf16, at = bf16)\n"
+            "dtype w8 = 1 B\n")
+    status, _, err = cli({"t.cost": text}, "run", "t.cost", "--set", "weights=w8")
+    assert status == 2
+    assert err.startswith("t.cost:4:1: error: 'm.w_gate' cannot be stored as 'w8': dtype 'w8' is defined later, "
+                          "at line 5 (with weights=w8)\n 4 | m = swiglu(")
+    assert "hint: define 'w8' before line 4" in err
+
+
+# --- a measured block instance -------------------------------------------------------------------
+
+MLP = ("import llm\n" + H + "input x: bf16[1, 128, 4096]\nmlp = swiglu(x, ffn = 14336, wt = bf16, at = bf16)\n")
+
+
+def test_measure_of_a_block_instance_of_several_kernels_is_refused(cli):
+    # swiglu is gate matmul, up matmul, silu·mul (fused), down matmul: 4 kernels; a time against the
+    # last one alone would give 2·128·14336·4096 FLOPs / 2 ms, a third of the block's work
+    status, _, err = cli({"t.cost": MLP + "measure mlp { time = 2 ms }\n"}, "run", "t.cost")
+    assert status == 2
+    assert err.splitlines() == [
+        "t.cost:5:1: error: 'mlp' is a block instance of 4 kernels under fusion elementwise; a measured time "
+        "belongs to one kernel",
+        " 5 | measure mlp { time = 2 ms }",
+        "   | ^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "  = hint: measure one of its kernels by name (mlp.matmul, mlp.matmul_2, mlp.silu), or write the block's "
+        "work as one `custom` kernel"]
+
+
+def test_measured_figure_of_a_block_instance_names_its_measured_kernel(cli):
+    text = MLP + "measure mlp.matmul { time = 2 ms }\nquery \"f\" = fraction_of_peak_flops(mlp)\n"
+    status, _, err = cli({"t.cost": text}, "run", "t.cost")
+    assert status == 2
+    assert err.splitlines()[0] == ("t.cost:6:36: error: fraction_of_peak_flops() is a measured kernel's figure, "
+                                   "and 'mlp' is a block instance")
+    assert err.splitlines()[-1] == "  = hint: name its measured kernel: mlp.matmul"
+
+
+def test_measured_kernel_inside_a_block(cli):
+    # the gate matmul: 2·M·N·K = 2·128·14336·4096 = 15,032,385,536 FLOP in 2 ms = 7,516,192,768,000 FLOP/s;
+    # h100_sxm bf16 peak 989.5 TFLOP/s: 7.516192768e12 / 9.895e14 = 0.0075959…
+    text = MLP + "measure mlp.matmul { time = 2 ms }\nquery \"f\" = fraction_of_peak_flops(mlp.matmul)\n"
+    status, out, _ = cli({"t.cost": text}, "run", "t.cost")
+    assert status == 0 and "f ≈ 0.007596" in out
