@@ -84,3 +84,38 @@ def test_measured_kernel_inside_a_block(cli):
     text = MLP + "measure mlp.matmul { time = 2 ms }\nquery \"f\" = fraction_of_peak_flops(mlp.matmul)\n"
     status, out, _ = cli({"t.cost": text}, "run", "t.cost")
     assert status == 0 and "f ≈ 0.007596" in out
+
+
+# --- hardware selected by imported files ---------------------------------------------------------
+
+A = "use hardware h100_sxm\ninput a: fp16[1024]\nya = relu(a)\n"
+B = "use hardware a100_80gb\ninput b: fp16[1024]\nyb = relu(b)\n"
+
+
+def test_two_imports_selecting_different_hardware_is_an_error_naming_both_lines(cli, tmp_path):
+    status, _, err = cli({"a.cost": A, "b.cost": B, "t.cost": 'import "a.cost"\nimport "b.cost"\n'},
+                         "run", "t.cost")
+    assert status == 2
+    assert err.splitlines() == [
+        f"{tmp_path / 'b.cost'}:1:1: error: hardware a100_80gb is selected here, and hardware h100_sxm at "
+        f"{tmp_path / 'a.cost'}:1: one program runs on one hardware",
+        " 1 | use hardware a100_80gb",
+        "   | ^^^^^^^^^^^^^^^^^^^^^^",
+        "  = hint: select it once: a `use hardware NAME` line in the main file settles it for every import, "
+        "or remove one of these lines"]
+
+
+@pytest.mark.parametrize("main", ['use hardware h200\nimport "a.cost"\nimport "b.cost"\n',
+                                  'import "a.cost"\nimport "b.cost"\nuse hardware h200\n'])
+def test_the_main_files_hardware_line_settles_it_before_or_after_the_imports(cli, main):
+    # relu of 1024 fp16 elements: 4096 B; two of them 8192 B; on h200 (4.8 TB/s): 8192 / 4.8e12 s = 1.70666… ns
+    status, out, _ = cli({"a.cost": A, "b.cost": B, "t.cost": main + 'query "t" = t_memory()\n'}, "run", "t.cost")
+    assert status == 0
+    assert out.splitlines()[1].startswith("hardware: h200 (HBM 4.8 TB/s")
+    assert "t = 1.707 ns" in out
+
+
+def test_two_imports_selecting_the_same_hardware_agree(cli):
+    same = "use hardware h100_sxm\ninput b: fp16[1024]\nyb = relu(b)\n"
+    status, out, _ = cli({"a.cost": A, "b.cost": same, "t.cost": 'import "a.cost"\nimport "b.cost"\n'}, "run", "t.cost")
+    assert status == 0 and out.splitlines()[1].startswith("hardware: h100_sxm")
