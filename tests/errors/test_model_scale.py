@@ -119,3 +119,60 @@ def test_two_imports_selecting_the_same_hardware_agree(cli):
     same = "use hardware h100_sxm\ninput b: fp16[1024]\nyb = relu(b)\n"
     status, out, _ = cli({"a.cost": A, "b.cost": same, "t.cost": 'import "a.cost"\nimport "b.cost"\n'}, "run", "t.cost")
     assert status == 0 and out.splitlines()[1].startswith("hardware: h100_sxm")
+
+
+# --- errors about stdlib blocks point at the user's line -----------------------------------------
+
+TP16 = """import llama3_70b
+system big : dgx_h100 {
+  axis gpu = 16
+}
+use system big
+parallel tensor over gpu
+dim B = 1, S = 2048
+input ids: int32[B, S]
+output logits = llama3_70b_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)
+"""
+
+
+def test_tensor_parallel_wider_than_the_kv_heads_points_at_the_parallel_line(cli):
+    # Llama-3-70B has 8 KV heads; 16-way tensor parallelism would give each chip half a head.
+    # 16 / 8 = 2: each KV head replicated on 2 chips.
+    status, _, err = cli({"t.cost": TP16}, "run", "t.cost")
+    assert status == 2
+    assert "llm.cost" not in err and "stdlib" not in err
+    assert err.splitlines() == [
+        "t.cost:6:1: error: 16-way tensor parallelism over gpu splits the 8 KV heads of 'logits.layer.attn' "
+        "(attention_prefill), and 16 does not divide 8",
+        " 6 | parallel tensor over gpu",
+        "   | ^^^^^^^^^^^^^^^^^^^^^^^^",
+        "  = hint: replicate the KV heads: build the model from llm's layers with kv_heads = 16 (each KV head then "
+        "held by 2 chips, its cache counted on each), or split over at most 8 chips (a system of your own with "
+        "`axis gpu = 8`)"]
+
+
+def test_the_replicated_kv_heads_the_hint_names_do_split_16_ways(cli):
+    # the hint's way out: Llama-3-70B from llm's layers with kv_heads = 16 runs 16-way; per chip each layer's
+    # K and V projections are [8192, 16·128/16 = 128] each: 2·8192·128 bf16 = 4,194,304 B, × 80 layers
+    # = 335,544,320 B ≈ 335.5 MB (unsplit: 16× that, 5.369 GB)
+    text = TP16.replace("import llama3_70b", "import llm").replace(
+        "llama3_70b_prefill(ids, ", "llama_prefill(ids, vocab = 128256, d = 8192, layers = 80, heads = 64, "
+        "kv_heads = 16, head_dim = 128, ffn = 28672, ")
+    text += 'query "kv weights per chip" = weight_bytes(logits.layer.attn.wk) + weight_bytes(logits.layer.attn.wv)\n'
+    status, out, err = cli({"t.cost": text}, "run", "t.cost")
+    assert status == 0, err
+    assert "kv weights per chip = 335.5 MB" in out
+
+
+def test_flash_attention_on_hardware_without_an_on_chip_level_points_at_the_use_line(cli):
+    text = ("import llama3_8b\nuse hardware tpu_v5e\nfusion flash\ndim B = 1, S = 2048\ninput ids: int32[B, S]\n"
+            "output logits = llama3_8b_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
+    status, _, err = cli({"t.cost": text}, "run", "t.cost")
+    assert status == 2
+    assert err.splitlines() == [
+        "t.cost:2:1: error: FlashAttention's block sizes come from the on-chip capacity, and hardware 'tpu_v5e' "
+        "states none (the attention of 'logits.layer.attn')",
+        " 2 | use hardware tpu_v5e",
+        "   | ^^^^^^^^^^^^^^^^^^^^",
+        "  = hint: name an on-chip level in a hardware of your own: `hardware my_chip : tpu_v5e { memory VMEM per SM "
+        "{ bandwidth = ...; capacity = ... }; sms = ... }` and `use hardware my_chip`, or leave out `fusion flash`"]
