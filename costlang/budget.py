@@ -99,8 +99,17 @@ def _signals_usable() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+#: the states of the budgets armed by signal on the main thread, innermost last
+_ARMED: list = []
+
+
 def _expire(signum, frame):
-    raise _Expired()
+    """The SIGPROF handler: interrupts the innermost budget while it is armed. A signal that lands
+    once its budget has begun to disarm (the timer fired just as the block ended) is ignored: raised
+    there, it would cut the clean-up short and leave the timer firing after the budget, until the
+    default handler, restored as Python exits, killed the process with SIGPROF."""
+    if _ARMED and _ARMED[-1]["armed"]:
+        raise _Expired()
 
 
 def _thread_clock() -> Callable[[], float]:
@@ -123,12 +132,17 @@ def _arm_signal(seconds: float, clock: Callable[[], float], state: dict) -> Iter
     outer_left, _ = signal.getitimer(_TIMER)
     started = clock()
     state["mine"] = not outer_left or seconds < outer_left  # the timer that fires is this budget's
-    signal.signal(_SIGNAL, _expire)
-    signal.setitimer(_TIMER, min(seconds, outer_left) if outer_left else seconds, _REPEAT_SECONDS)
+    state["armed"] = False
     try:
+        _ARMED.append(state)
+        signal.signal(_SIGNAL, _expire)
+        state["armed"] = True
+        signal.setitimer(_TIMER, min(seconds, outer_left) if outer_left else seconds, _REPEAT_SECONDS)
         yield
     finally:
+        state["armed"] = False  # first, and no call before it: from here a late signal is ignored
         signal.setitimer(_TIMER, 0)
+        _ARMED[:] = [s for s in _ARMED if s is not state]
         signal.signal(_SIGNAL, outer_handler)
         if outer_left:  # give the outer budget back what is left of it
             left = outer_left - (clock() - started)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlang.errors import SemanticError
 from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND
 
@@ -26,6 +27,7 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
     out = []
     for m in analysis.program.measurements.values():
         k = analysis.kernel_of(m.node)
+        _one_kernel(analysis, m, k)
         figures = [("measured_time", Value(m.time, SECOND)),
                    ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
                    ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
@@ -37,3 +39,21 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
                                                                  DIMENSIONLESS))]
         out.append(MeasuredResult(m.node, k.name, tuple(figures)))
     return tuple(out)
+
+
+def _one_kernel(analysis, m, k) -> None:
+    """A measured time belongs to one kernel: a block instance (or repeat) named in a `measure`
+    block must be one kernel (as fused), else its time would be set against its last kernel alone."""
+    if m.node not in analysis.program.instances:
+        return
+    nodes, name = analysis.program.nodes, m.node  # its kernels, as `composition.instance_kernels` finds them
+    kernels = [x for x in analysis.kernels
+               if any(nodes[op].scope == name or nodes[op].scope.startswith(name + ".") for op in x.ops)]
+    if kernels == [k]:
+        return
+    names = [x.ops[0] for x in kernels if x.ops[0] != m.node]
+    shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+    raise SemanticError(f"'{m.node}' is a block instance of {len(kernels)} kernels under fusion "
+                        f"{analysis.fusion}; a measured time belongs to one kernel", m.span,
+                        f"measure one of its kernels by name ({shown}), or write the block's work as one "
+                        "`custom` kernel")

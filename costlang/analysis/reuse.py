@@ -30,7 +30,7 @@ from typing import Optional
 import sympy
 
 from costlang.errors import SemanticError
-from costlang.ir.program import Hardware, Program
+from costlang.ir.program import Hardware, Program, in_stdlib, users_span
 from costlang.passes.costs import KernelCost, TileModel, Traffic
 
 __all__ = ["model_traffic", "staging_level", "ACCUMULATOR_BYTES", "STATS_BYTES"]
@@ -157,10 +157,16 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     o, v = program.tensors[last.output], program.tensors[last.inputs[1]]
     stage = staging_level(hw)
     if stage is None:
+        span = users_span(program, first.scope, first.span)
+        if in_stdlib(span):  # the user's line that chose this hardware, else the start of the file
+            chosen = program.hardware_span if program.selected_hardware == hw.name else None
+            span = chosen if chosen is not None and not in_stdlib(chosen) else program.main_span
+        scope = first.scope if span is not first.span else ""
         raise SemanticError(f"FlashAttention's block sizes come from the on-chip capacity, and hardware "
-                            f"'{hw.name}' states none", first.span,
-                            "add a per-SM level, e.g. `memory SMEM per SM { bandwidth = ...; capacity = 228 KiB }`"
-                            " and `sms = ...`")
+                            f"'{hw.name}' states none" + (f" (the attention of '{scope}')" if scope else ""), span,
+                            f"name an on-chip level in a hardware of your own: `hardware my_chip : {hw.name} "
+                            f"{{ memory {'VMEM' if hw.name.startswith('tpu') else 'SMEM'} per SM {{ bandwidth = ...; "
+                            "capacity = ... }; sms = ... }` and `use hardware my_chip`, or leave out `fusion flash`")
     d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
     M = stage.capacity / b
     bc = sympy.ceiling(M / (4 * d))

@@ -46,6 +46,10 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             if path is not None:
                 r.stack.append(path.resolve())  # so that importing the main file again is a cycle
             r.run_module(module, path)
+        try:
+            r.check_selections()
+        except CostlangError as e:
+            r.errors.append(e)
     if r.errors:
         raise ErrorGroup([_with_settings(e, overrides.text) for e in r.errors])
     first = module.statements[0].span if module.statements else None
@@ -143,13 +147,22 @@ class _Resolver:
         self.sharing: list[tuple] = []       # (instance, the instance whose weights it shares, span)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.expr_base = ""                  # the target that sub-expressions are named after
+        self.depth = 0                       # modules being run (1: the main file or the prelude)
+        self.top_names: dict[str, Span] = {}  # the names the main file defines
+        self.top_statement = None            # the main file's statement being resolved
+        self.selections: list = []           # (span, hardware, system, in the main file) of each `use`
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
         outer, outer_names = self.module_name, self.module_names
         self.module_name = str(path) if path else module.source_name
         self.module_names = _defined_names(module)
+        self.depth += 1
+        if self.depth == 1:  # the main file (or the prelude): where a what-if's error points
+            self.top_names = self.module_names
         for stmt in module.statements:
+            if self.depth == 1:
+                self.top_statement = stmt
             try:
                 getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
             except ErrorGroup as g:
@@ -158,6 +171,7 @@ class _Resolver:
                 if not isinstance(e, _Silenced):
                     self.errors.append(e)
                 self._poison(stmt)
+        self.depth -= 1
         self.module_name, self.module_names = outer, outer_names
 
     def import_path(self, target: Path, span: Optional[Span]) -> None:
@@ -262,7 +276,22 @@ class _Resolver:
         new = self.overrides.dtypes.get(tensor.name) if tensor.storage == tensor.name else None
         if new is None or new == tensor.dtype.name:
             return tensor
+        if new not in self.program.dtypes:
+            raise self._defined_later(tensor, new)
         return dataclasses.replace(tensor, dtype=self.program.dtypes[new])
+
+    def _defined_later(self, tensor: Tensor, name: str) -> CostlangError:
+        """A what-if stores a tensor in a dtype the file defines only after it: the same error as
+        writing that dtype in the declaration, at the user's line (the declaration when it is in the
+        main file, else the main file's statement that made it, such as a block call)."""
+        later = self.top_names.get(name)
+        here = tensor.span
+        if here is None or later is None or here.file != later.file:
+            top = self.top_statement
+            here = top.span if top is not None and getattr(top, "span", None) is not None else here
+        where = f"later, at line {later.line}" if later is not None else "later in the file"
+        return SemanticError(f"'{tensor.name}' cannot be stored as '{name}': dtype '{name}' is defined {where}",
+                             here, f"define '{name}' before line {here.line}" if here is not None else None)
 
     def stmt_Assign(self, s: ast.Assign, path) -> None:
         from costlang.frontend.blocks import assign  # ops, tensor expressions, block calls and repeats
@@ -304,8 +333,34 @@ class _Resolver:
         if self.program.hardware_span and self.program.hardware_span.file == s.span.file:
             raise SemanticError("hardware is already selected in this file (at line "
                                 f"{self.program.hardware_span.line})", s.span)
-        self.program.selected_hardware = s.hardware.id
-        self.program.hardware_span = s.span
+        self.select_hardware(s.span, s.hardware.id, None)
+
+    def select_hardware(self, span: Span, hardware: str, system: Optional[str]) -> None:
+        """`use hardware` or `use system`: the main file's line stands whatever its imports select;
+        two imported files that select different hardware are an error (`check_selections`)."""
+        main = self.depth == 1
+        earlier_main = any(m for *_, m in self.selections)
+        self.selections.append((span, hardware, system, main))
+        if earlier_main and not main:
+            return
+        p = self.program
+        p.selected_hardware, p.selected_system, p.hardware_span = hardware, system, span
+
+    def check_selections(self) -> None:
+        """One program runs on one hardware: imported files' `use` lines that differ, with none in the
+        main file to settle it, are an error naming both lines."""
+        if any(m for *_, m in self.selections):
+            return
+        first = self.selections[0] if self.selections else None
+        for span, hardware, system, _ in self.selections[1:]:
+            if (hardware, system) != first[1:3]:
+                def said(h, s):
+                    return f"system {s}" if s is not None else f"hardware {h}"
+                raise SemanticError(
+                    f"{said(hardware, system)} is selected here, and {said(*first[1:3])} at "
+                    f"{first[0].file}:{first[0].line}: one program runs on one hardware", span,
+                    "select it once: a `use hardware NAME` line in the main file settles it for every "
+                    "import, or remove one of these lines")
 
     def stmt_SystemDef(self, s: ast.SystemDef, path) -> None:
         from costlang.frontend.system import resolve_system

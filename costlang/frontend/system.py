@@ -105,6 +105,4 @@ def select_system(r, s: ast.Use) -> None:
         raise SemanticError("hardware is already selected in this file (at line "
                             f"{p.hardware_span.line})", s.span,
                             "`use system NAME` selects the system's chip as the hardware too")
-    p.selected_system = s.hardware.id
-    p.selected_hardware = p.systems[s.hardware.id].chip
-    p.hardware_span = s.span
+    r.select_hardware(s.span, p.systems[s.hardware.id].chip, s.hardware.id)

@@ -305,3 +305,24 @@ class Program:
             if n.output == tensor:
                 return n
         return None
+
+
+def in_stdlib(span: Optional[Span]) -> bool:
+    """Whether a span lies in one of the stdlib's files (a block the user called, not wrote)."""
+    from costlang import _resources
+    try:
+        return span is not None and _resources.in_stdlib(Path(span.file))
+    except (OSError, ValueError):
+        return False
+
+
+def users_span(program: "Program", scope: str, span: Optional[Span]) -> Optional[Span]:
+    """The user's line for something the stdlib declares inside block instance `scope`: `span` when it
+    is the user's own, else the call of the innermost enclosing instance that the user wrote (the
+    call of a zoo model, for a tensor of its attention)."""
+    while in_stdlib(span) and scope:
+        instance = program.instances.get(scope)
+        if instance is not None:
+            span = instance.span
+        scope = scope.rpartition(".")[0]
+    return span

@@ -32,7 +32,7 @@ import sympy
 
 from costlang.errors import CostlangError, ErrorGroup, SemanticError
 from costlang.ir.kinds import same_dim
-from costlang.ir.program import OpNode, Program, Tensor
+from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
                           stage_repeats)
@@ -391,12 +391,16 @@ def _localize(program: Program, p: _Propagation) -> Program:
     sizes = {a.name: a.size for a in program.system.axes}
     errors: list[CostlangError] = []
     tensors: dict[str, Tensor] = {}
+    said: set = set()
     for t in program.tensors.values():
         spec = p.spec.get(t.name) or (None,) * len(t.shape)
         try:
             shape = _local_shape(t, spec, sizes, program.bindings, p.explicit.get(t.name) or t.span)
-        except CostlangError as e:
-            errors.append(e)
+        except _Undividable as e:
+            error = _at_users_line(program, t, e)
+            if (error.span, error.message) not in said:  # one error per parallel line and dimension
+                said.add((error.span, error.message))
+                errors.append(error)
             shape = t.shape
         tensors[t.name] = dataclasses.replace(t, shape=shape)
     if errors:
@@ -463,10 +467,50 @@ def _local_shape(t: Tensor, spec, sizes, bindings, span):
         local = dim / sizes[axis]
         bound = local.xreplace(bindings)
         if bound.is_number and not (bound.is_integer and bound.is_positive):
-            raise SemanticError(f"dimension {dim} of '{t.name}' = {dim.xreplace(bindings)} does not divide "
-                                f"over axis {axis} of {sizes[axis].xreplace(bindings)} chips", span)
+            raise _Undividable(f"dimension {dim} of '{t.name}' = {dim.xreplace(bindings)} does not divide "
+                               f"over axis {axis} of {sizes[axis].xreplace(bindings)} chips", span,
+                               index=len(shape), value=dim.xreplace(bindings), axis=axis,
+                               chips=sizes[axis].xreplace(bindings))
         shape.append(local)
     return tuple(shape)
+
+
+class _Undividable(SemanticError):
+    """A dimension that a split over a mesh axis does not divide (its index, value, axis and chips)."""
+
+    def __init__(self, message, span, *, index, value, axis, chips):
+        super().__init__(message, span)
+        self.index, self.value, self.axis, self.chips = index, value, axis, chips
+
+
+def _at_users_line(program: Program, t: Tensor, e: _Undividable) -> CostlangError:
+    """A split that does not divide a tensor the stdlib declares (a model's KV heads) is the user's
+    `parallel` line's doing: the error points there, names the tensor, and says what to change."""
+    split = next((s for s in program.parallels if s.axis == e.axis), None)
+    if not in_stdlib(e.span) or split is None or in_stdlib(split.span):
+        return e
+    scope = t.name.rpartition(".")[0]
+    while scope and scope not in program.instances:  # the innermost block instance that holds it
+        scope = scope.rpartition(".")[0]
+    instance = program.instances.get(scope)
+    kv = instance is not None and "attention" in instance.block and e.index == 1
+    experts = split.kind == "expert" and e.index == 0
+    what = (f"the {e.value} KV heads" if kv else f"the {e.value} experts" if experts
+            else f"dimension {e.index} ({e.value}) of '{t.name}'")
+    message = (f"{e.chips}-way {split.kind} parallelism over {split.axis} splits {what} of '{scope or t.name}'"
+               f"{' (' + instance.block + ')' if instance is not None else ''}, and {e.chips} does not divide "
+               f"{e.value}")
+    if kv and (e.chips / e.value).is_integer:
+        hint = (f"replicate the KV heads: build the model from llm's layers with kv_heads = {e.chips} (each KV "
+                f"head then held by {e.chips / e.value} chips, its cache counted on each), or split over at most "
+                f"{e.value} chips (a system of your own with `axis {split.axis} = {e.value}`)")
+    elif kv:
+        hint = (f"split over a number of chips that divides {e.value}, or over a multiple of {e.value} with the KV "
+                f"heads replicated (llm's layers with kv_heads = the number of chips)")
+    else:
+        hint = (f"split over a number of chips that divides {e.value} (a system of your own with "
+                f"`axis {split.axis} = ...`), or keep this dimension whole")
+    return SemanticError(message, split.span, hint)
 
 
 def _insert_all_reduce(program, node: OpNode, axis, size, tensors, nodes, algorithm) -> None:

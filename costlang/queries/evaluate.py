@@ -338,6 +338,13 @@ class _QueryScope:
 
     def _measured(self, node: Call) -> Value:
         target = self._target(node, allow_none=False)
+        if not isinstance(target, KernelResult):  # a block instance or repeat: its kernels' figures are apart
+            name = node.args[0].id
+            inside = [m.node for m in self.a.measurements if m.node.startswith(name + ".")]
+            raise SemanticError(f"{node.func}() is a measured kernel's figure, and '{name}' is a block instance",
+                                node.args[0].span,
+                                f"name its measured kernel: {', '.join(inside)}" if inside else
+                                f"add `measure` for one of its kernels and name that kernel here")
         for m in self.a.measurements:
             if m.kernel == target.name:
                 figures = dict(m.figures)

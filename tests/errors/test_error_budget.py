@@ -4,6 +4,7 @@ Each test makes an operation deliberately slow (a sympy factorisation, or `sympy
 replaced by an endless loop) and gives it a tiny budget: what is asserted is the error, never a
 measured speed.
 """
+import contextlib
 import signal
 import threading
 
@@ -157,3 +158,32 @@ def test_an_interruption_lost_where_python_ignores_exceptions_fires_again():
                 pass
             assert False, "the budget did not fire again after its first interruption was lost"
     assert swallowed == [True]
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_signal_that_lands_while_the_budget_is_being_disarmed_leaves_no_timer_armed(monkeypatch, nested):
+    # The budget's timer fires (SIGPROF) just as the block ends, while the budget switches its timer off:
+    # the late signal must be ignored, the timer switched off and the handler restored. (It used to
+    # raise inside the clean-up, leave the timer firing every 50 ms, and, once Python restored the
+    # default handler at exit, kill the process with SIGPROF: exit status 155 after a traceback.)
+    import os
+    from costlang import budget
+    real = signal.setitimer
+
+    def late(which, seconds, interval=0.0):
+        if seconds == 0:
+            os.kill(os.getpid(), signal.SIGPROF)  # delivered before the timer is switched off
+        return real(which, seconds, interval)
+
+    before = signal.getsignal(signal.SIGPROF)
+    with time_budget(30, "the outer step"):
+        monkeypatch.setattr(budget.signal, "setitimer", late)
+        with (time_budget(30, "the inner step") if nested else contextlib.nullcontext()):
+            pass
+        if nested:
+            monkeypatch.setattr(budget.signal, "setitimer", real)
+            assert signal.getitimer(signal.ITIMER_PROF)[0] > 0  # the outer budget is armed again
+            monkeypatch.setattr(budget.signal, "setitimer", late)
+    monkeypatch.setattr(budget.signal, "setitimer", real)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGPROF) is before
