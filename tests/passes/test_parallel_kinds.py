@@ -291,6 +291,27 @@ def test_gradient_all_reduce_runs_after_the_pipeline_drains():
     assert a.totals.t_serial == stretch * sum(stage) + grad_tm + grad_tx
 
 
+def test_printed_bounds_with_a_gradient_all_reduce_give_the_printed_values():
+    from costlang.printers.text.report import report
+    a = run("parallel pipeline over pp { microbatches = 8 }\nparallel data over dp { gradients = fp32 }\n"
+            "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    lines = [ln.strip() for ln in report(a).splitlines() if "bound (" in ln or "pipelined kernels" in ln]
+    # pipelined (as above): ΣT_compute 2·67.108864 ns = 134.2 ns; ΣT_memory 2·1.114112 µs + 65.536 ns
+    # = 2.294 µs; ΣT_comms 1.31072 µs + 8·2 µs = 17.31 µs. Once per step: the gradients, 8,388,608 B
+    # read and written at 2 TB/s = 8.389 µs, sent at 100 GB/s = 83.89 µs.
+    # lower: max(11/8 × 17.31 µs = 23.8 µs, whole step's comms 17.31 + 83.89 = 101.2 µs) = 101.2 µs
+    # upper: 11/8 × (0.1342 + 2.294 + 17.31 = 19.74 µs) + (8.389 + 83.89 = 92.27 µs) = 27.14 + 92.27 = 119.4 µs
+    assert lines == [
+        "pipelined kernels: launches 0 s, ΣT_compute 134.2 ns, ΣT_memory 2.294 µs, ΣT_comms 17.31 µs; run once "
+        "per step, after the pipeline drains: launches 0 s, ΣT_compute 0 s, ΣT_memory 8.389 µs, ΣT_comms 83.89 µs",
+        "lower bound (communication fully overlapped): max((m + p − 1)/m × (pipelined launches + max(ΣT_compute, "
+        "ΣT_memory, ΣT_comms)), launches + max(ΣT_compute, ΣT_memory, ΣT_comms) of the whole step) = "
+        "max((11/8 ≈ 1.375) × 17.31 µs, 101.2 µs) = 101.2 µs",
+        "upper bound (nothing overlapped): (m + p − 1)/m × (pipelined launches + ΣT_compute + ΣT_memory + "
+        "ΣT_comms) + (once-per-step launches + ΣT_compute + ΣT_memory + ΣT_comms) = (11/8 ≈ 1.375) × 19.74 µs "
+        "+ 92.27 µs = 119.4 µs"]
+
+
 def test_derivation_shows_the_bounds_with_the_bubble():
     from costlang.analysis.derive import derive_bounds
     from costlang.printers.derivation.markdown import MarkdownPrinter
