@@ -223,6 +223,11 @@ def expr_text(e) -> str:
     return str(e)
 
 
+def count_text(n) -> str:
+    """A count as a person reads it: `3`, or `18·L` when a repeat count is a symbol."""
+    return str(n) if isinstance(n, int) or (isinstance(n, sympy.Basic) and n.is_Integer) else expr_text(n)
+
+
 def no_empty_equals(text: str) -> str:
     """`I* = ≈ 292` → `I* ≈ 292`: a value known only approximately is not written `= ≈`."""
     return text.replace("= ≈ ", "≈ ")
@@ -378,7 +383,8 @@ def human(e, unit: Unit) -> str:
         text = expr_text(e)
         if unit == DIMENSIONLESS:
             return text
-        return f"({text}) {unit}" if isinstance(e, sympy.Add) else f"{text} {unit}"
+        unit_text = _unit_beside(e, unit)
+        return f"({text}) {unit_text}" if isinstance(e, sympy.Add) else f"{text} {unit_text}"
     if e == sympy.oo:
         return "∞"
     if beyond_floats(e):
@@ -394,6 +400,14 @@ def human(e, unit: Unit) -> str:
     if unit == SECOND:
         return _irrational(e, unit, _prefixed(x, _TIME, ""))
     return exact_or_approx(e) + ("" if unit == DIMENSIONLESS else f" {unit}")
+
+
+def _unit_beside(e, unit: Unit) -> str:
+    """The unit written after a symbolic value: spelled out (`bytes`, `bytes/s`) when a symbol of the
+    value has the unit's own name (a batch B: `8192·B bytes`, not `8192·B B`)."""
+    if unit in (BYTE, BYTE_PER_S) and any(str(s) == str(BYTE) for s in e.free_symbols):
+        return "bytes" if unit == BYTE else "bytes/s"
+    return str(unit)
 
 
 def _irrational(e, unit: Unit, rounded: str) -> str:

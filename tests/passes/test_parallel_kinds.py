@@ -329,3 +329,15 @@ def test_derivation_shows_the_bounds_with_the_bubble():
 def test_no_bounds_without_communication():
     from costlang.analysis.derive import derive_bounds
     assert derive_bounds(run("input x: fp16[64, 1024]\noutput y = repeat(2) layer(x)")) == ()
+
+
+def test_the_bubble_is_one_fraction():
+    from costlang.passes.parallelism import bubble_fraction
+    from costlang.printers.numbers import expr_text
+    a = run("dim m = 8\nparallel pipeline over pp { microbatches = m }\ninput x: fp16[64, 1024]\n"
+            "output y = repeat(8) layer(x)")
+    m = next(s for s in bubble_fraction(a.program).free_symbols if s.name == "m")
+    # p = 4: (4 − 1)/(m + 4 − 1) = 3/(m + 3), not 1 − m/(m + 3) nor 1 + m/(−3 − m); at m = 8, 3/11
+    assert bubble_fraction(a.program) == 3 / (m + 3)
+    assert expr_text(bubble_fraction(a.program)) == "3/(m + 3)"
+    assert a.value(bubble_fraction(a.program)) == R(3, 11)

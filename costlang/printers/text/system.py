@@ -6,9 +6,11 @@ system-wide ones are per chip × chips.
 """
 from __future__ import annotations
 
+import sympy
+
 from costlang.analysis.comms import bound_parts, bubble_fraction, pipeline_stretch
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
-from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
 
 __all__ = ["system_lines", "link_text", "conventions"]
@@ -119,7 +121,7 @@ def _parallel_lines(a) -> list[str]:
 
 
 def _formula(formula, value: str) -> str:
-    """`n*(2*p - 2)/p = 28.67 kB`, or just the value when the formula is a number."""
-    return value if formula.is_number else f"{formula} = {value}"
+    """`n·(2·p − 2)/p = 28.67 kB`, or just the value when the formula is a number."""
+    return value if formula.is_number else f"{expr_text(sympy.factor(formula))} = {value}"
 
 
