@@ -207,7 +207,7 @@ def flash_blocks(capacity, d, b):
     (B_c is then the larger of the two bounds, which is right on both sides: each bound is at
     most the true one on the other's side); (None, None, None) when not even B_c = B_r = 1 fits.
     """
-    capacity, d, b = sympy.sympify(capacity), sympy.sympify(d), sympy.sympify(b)
+    capacity, d, b = (sympy.Integer(x) if isinstance(x, int) else x for x in (capacity, d, b))
     paper = sympy.ceiling(capacity / b / (4 * d))
     linear = sympy.Min(paper, sympy.floor((capacity - 2 * b * d ** 2 - 8 * d) / (3 * b * d)))
     lin = 4 * b * d + 8

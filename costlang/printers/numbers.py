@@ -145,9 +145,18 @@ def _lowest_terms(m):
         top, bottom = sympy.fraction(sympy.cancel(m))
     except (sympy.PolynomialError, TypeError, ValueError, NotImplementedError):
         return m
-    if top.could_extract_minus_sign() and (bottom.is_Add or bottom.could_extract_minus_sign()):
-        top, bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
+    negated_top, negated_bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
+    if _minus_signs(negated_top, negated_bottom) < _minus_signs(top, bottom):
+        # both parts negated when that leaves fewer minus signs, the denominator's first:
+        # −d/(−B − 1) = d/(B + 1), never (a − c)/(−b − d) for (c − a)/(b + d)
+        top, bottom = negated_top, negated_bottom
     return top / bottom
+
+
+def _minus_signs(top, bottom) -> tuple[int, int]:
+    """(negative terms of the denominator, of the numerator): fewer reads better."""
+    count = lambda e: sum(t.could_extract_minus_sign() for t in sympy.Add.make_args(e))  # noqa: E731
+    return count(bottom), count(top)
 
 
 #: log2 as the language writes it: sympy holds log2(x) as log(x)/log(2); printing only

@@ -37,6 +37,11 @@ def test_no_fraction_is_negated_top_and_bottom():
     assert not text.startswith("-") and text in ("d·s/(2·d - 2·s)", "d·s/(-2·s + 2·d)")
     # (−d)/(−B − 1) = d/(B + 1)
     assert expr_text(-d / (-B - 1)) == "d/(B + 1)"
+    # a denominator of negative terms only: (31368208·b − 312500000)/(−517·S·b − 256·K·b), both
+    # parts negated, = (312500000 − 31368208·b)/(517·S·b + 256·K·b)
+    bb = sympy.Symbol("b", positive=True)
+    assert expr_text((31368208 * bb - 312500000) / (-517 * s * bb - 256 * K * bb)) == \
+        "(312500000 - 31368208·b)/(256·K·b + 517·b·s)"
 
 
 def test_no_fraction_is_negated_in_text_or_latex():
@@ -305,3 +310,11 @@ def test_a_relation_with_a_long_fraction_shows_its_decimal():
     assert plain_relation(rel).endswith("> 6994757730304/21656425048828125 ≈ 0.000323")
     # 961/2 (= 480.5) is a short exact fraction: nothing beside it
     assert plain_relation(sympy.StrictLessThan(B + N, Rational(961, 2))) == "B + N < 961/2"
+
+
+def test_a_crossing_condition_on_a_whole_symbol_is_a_whole_threshold():
+    from costlang.printers.text.whatif import _condition
+    T = sympy.Symbol("T", positive=True, integer=True)
+    # Llama-3-70B decode on an H100: a crossing needs T < 674979116676629/593267532160; 593267532160 ·
+    # 1137 = 674545184065920, 433932610709 short of the numerator, so the bound is 1137.73…: T ≤ 1137
+    assert _condition(sympy.StrictLessThan(T, Rational(674979116676629, 593267532160))) == "T ≤ 1137"

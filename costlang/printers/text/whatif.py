@@ -15,7 +15,7 @@ import sympy
 from costlang.queries.solve import RegimeMap, SolveResult
 from costlang.queries.solve_notes import APPROXIMATION_TOLERANCE
 from costlang.analysis.verdict import Verdict
-from costlang.printers.words.verdicts import threshold
+from costlang.printers.words.verdicts import plain_relation, threshold
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from costlang.printers.words.phrases import phrase
 from costlang.printers.words.comparisons import crossing_text, mark_text, settings_words
@@ -30,6 +30,12 @@ _SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these
 
 def _expr(e) -> str:
     return expr_text(e)
+
+
+def _condition(cond) -> str:
+    """A condition as a reader checks it: a symbol against a long fraction is a rounded threshold
+    that stays true (`T ≤ 1137` for a whole T), any other fraction gets its decimal beside it."""
+    return plain_relation(cond) if isinstance(cond, sympy.Rel) else _expr(cond)
 
 
 def _v(value, unit=DIMENSIONLESS) -> str:
@@ -157,7 +163,7 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
     if words:
         out.append(f"    so for every {r.symbol}: {words}")
     given = f" (here {_given_text(r)})" if r.given else ""
-    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_expr(cond)}{given}" for root, cond in n.conditions]
+    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_condition(cond)}{given}" for root, cond in n.conditions]
     return out
 
 
