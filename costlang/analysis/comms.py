@@ -20,7 +20,7 @@ from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
 __all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
-           "once_per_step"]
+           "once_per_step", "BoundParts", "bound_parts"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,31 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     link = axis.link
     c = node.comms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
+
+
+@dataclass(frozen=True)
+class BoundParts:
+    """The pieces `program_bounds` combines when some kernels run once per step outside the
+    pipeline stretch: the pipelined kernels' sums, the once-per-step kernels' sums (each
+    (launch time, ΣT_compute, ΣT_memory, ΣT_comms)), and the terms of the two bounds:
+    lower = max(stretch × stage_lower, whole_lower), upper = stretch × stage_upper + once_upper."""
+    stage: tuple
+    once: tuple
+    stage_lower: sympy.Expr
+    whole_lower: sympy.Expr
+    stage_upper: sympy.Expr
+    once_upper: sympy.Expr
+
+
+def bound_parts(totals) -> Optional[BoundParts]:
+    """`BoundParts` of an analysis's totals (None when no kernel runs outside the stretch)."""
+    if totals.once is None:
+        return None
+    oc, om, ox, ol = totals.once
+    tl, tc, tm, tx = totals.t_launch, totals.t_compute, totals.t_memory, totals.t_comms
+    stage = (tl - ol, tc - oc, tm - om, tx - ox)
+    return BoundParts(stage, (ol, oc, om, ox), stage[0] + sympy.Max(*stage[1:]), tl + sympy.Max(tc, tm, tx),
+                      sum(stage, sympy.Integer(0)), ol + oc + om + ox)
 
 
 def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1), once=None):

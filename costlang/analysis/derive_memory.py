@@ -14,6 +14,7 @@ import sympy
 
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, INTENSITY, SECOND
 from costlang.analysis.derive import Step, Term, unevaluated_subs
+from costlang.analysis.reuse import flash_blocks
 
 __all__ = ["MemoryDerivation", "derive_memory"]
 
@@ -103,9 +104,17 @@ def _matmul(a, k, t) -> tuple[Step, ...]:
 def _flash(a, k, t) -> tuple[Step, ...]:
     f = dict(t.figures)
     Mt, d, N, Bc, Br, Tc = (_t(n) for n in ("M_sram", "d", "N", "B_c", "B_r", "T_c"))
-    env = {Mt: a.value(f["M"]), d: a.value(f["d"]), N: a.value(f["N_k"])}
-    steps = [_step(a, Bc, sympy.ceiling(sympy.Mul(Mt, sympy.Pow(sympy.Mul(4, d, evaluate=False), -1, evaluate=False),
-                                                         evaluate=False), evaluate=False), env, f["B_c"], _count())]
+    C, b = _t("C"), _t("b")
+    env = {Mt: a.value(f["M"]), d: a.value(f["d"]), N: a.value(f["N_k"]), C: a.value(t.capacity),
+           b: a.value(t.capacity / f["M"])}
+    paper = sympy.ceiling(sympy.Mul(Mt, sympy.Pow(sympy.Mul(4, d, evaluate=False), -1, evaluate=False),
+                                    evaluate=False), evaluate=False)
+    rule = flash_blocks(env[C], env[d], env[b])[2]
+    if rule == "either":
+        largest = sympy.Max(_largest_block("rows_d", C, b, d), _largest_block("square", C, b, d), evaluate=False)
+    else:
+        largest = _largest_block(rule, C, b, d)
+    steps = [_step(a, Bc, sympy.Min(paper, largest, evaluate=False), env, f["B_c"], _count())]
     env[Bc] = a.value(f["B_c"])
     steps.append(_step(a, Br, sympy.Min(Bc, d, evaluate=False), env, f["B_r"], _count()))
     steps.append(_step(a, Tc, sympy.ceiling(N / Bc, evaluate=False), env, f["T_c"], _count()))
@@ -121,6 +130,18 @@ def _flash(a, k, t) -> tuple[Step, ...]:
     steps.append(_step(a, _t("byte@HBM"), formula, env, k.bytes, BYTE))
     steps.append(_step(a, _t("theta"), sympy.Mul(3, Q, 4, d, N, evaluate=False) / Mt, env, t.theta, BYTE))
     return tuple(steps)
+
+
+def _largest_block(rule, C, b, d):
+    """The largest B_c whose working set b·(2·B_c·d + 2·B_r·d + B_r·B_c) + 8·B_r fits in C: with
+    B_r = d it is linear in B_c; with B_r = B_c, quadratic (b·B² + (4·b·d + 8)·B ≤ C)."""
+    M, A = (lambda *x: sympy.Mul(*x, evaluate=False)), (lambda *x: sympy.Add(*x, evaluate=False))
+    if rule == "rows_d":
+        top = A(C, M(-2, b, sympy.Pow(d, 2, evaluate=False)), M(-8, d))
+        return sympy.floor(M(top, sympy.Pow(M(3, b, d), -1, evaluate=False)), evaluate=False)
+    lin = A(M(4, b, d), 8)
+    root = sympy.Pow(A(sympy.Pow(lin, 2, evaluate=False), M(4, b, C)), sympy.Rational(1, 2), evaluate=False)
+    return sympy.floor(M(A(root, M(-1, lin)), sympy.Pow(M(2, b), -1, evaluate=False)), evaluate=False)
 
 
 def _rows(a, k):

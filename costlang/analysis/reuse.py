@@ -12,7 +12,9 @@ read once, written once). Output: the same kernel's `KernelCost` with the modell
   (= T for square tiles: the chapter's "I ≈ T"), 2·bm·bn/(b·(bm + bn)) FLOP/B (T/2 for fp16). The working set b·(bm·bk + bk·bn) + 4·bm·bn (fp32
   accumulators) is checked against the staging level's capacity.
 - **FlashAttention** (a kernel holding an attention chain, `passes/flash.py`): Dao et al. 2022,
-  Algorithm 1 with on-chip size M elements: Bc = ⌈M/(4d)⌉, Br = min(⌈M/(4d)⌉, d), Tc = ⌈Nk/Bc⌉;
+  Algorithm 1 with on-chip size M elements: Bc = ⌈M/(4d)⌉, Br = min(Bc, d), Tc = ⌈Nk/Bc⌉, except
+  that Bc is lowered to the largest block whose working set (K, V blocks B_c·d, Q, O blocks B_r·d,
+  scores B_r·B_c, fp32 row statistics) fits the capacity, as an implementation must;
   K and V are read once, Q Tc times, O written Tc times and read Tc − 1 times, the running max
   and sum (fp32, 2 per row) written and read Tc − 1 times each. Tc = 1 is the ideal
   |Q| + |K| + |V| + |O|; for large N it is Θ(N²d²/M).
@@ -33,7 +35,7 @@ from costlang.errors import SemanticError
 from costlang.ir.program import Hardware, Program, in_stdlib, users_span
 from costlang.passes.costs import KernelCost, TileModel, Traffic
 
-__all__ = ["model_traffic", "staging_level", "ACCUMULATOR_BYTES", "STATS_BYTES"]
+__all__ = ["model_traffic", "staging_level", "flash_blocks", "flash_working_set", "ACCUMULATOR_BYTES", "STATS_BYTES"]
 
 #: tensor-core GEMMs accumulate in fp32 (4 B per element of the C tile)
 ACCUMULATOR_BYTES = sympy.Integer(4)
@@ -169,11 +171,15 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
                             "capacity = ... }; sms = ... }` and `use hardware my_chip`, or leave out `fusion flash`")
     d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
     M = stage.capacity / b
-    bc = sympy.ceiling(M / (4 * d))
-    br = sympy.Min(bc, d)
+    bc, br, _ = flash_blocks(stage.capacity, d, b)
+    if bc is None:
+        raise SemanticError(f"FlashAttention's blocks need a working set of at least "
+                            f"{flash_working_set(1, 1, d, b)} bytes (B_c = B_r = 1, d = {d}), more than "
+                            f"{stage.name}'s capacity", first.span,
+                            f"give `{stage.name}` a larger capacity, or use `fusion epilogue`")
     tc = sympy.ceiling(nk / bc)
     rows = o.numel / o.shape[-1]
-    ws = b * (2 * bc * d + 2 * br * d + br * bc) + STATS_BYTES * 2 * br
+    ws = flash_working_set(bc, br, d, b)
     tiling = TileModel("flash", (("M", M), ("d", d), ("N_k", nk), ("B_c", bc), ("B_r", br), ("T_c", tc)),
                        stage.name, stage.capacity, ws, theta=3 * q.bytes * 4 * d * nk / M)
     times = {q.storage: tc}
@@ -190,6 +196,39 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     writes.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
     modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
     return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}, program.bindings))
+
+
+def flash_working_set(bc, br, d, b):
+    """Bytes on chip for blocks B_c × B_r: K_j and V_j (B_c·d each), Q_i and O_i (B_r·d each), the
+    score block (B_r·B_c) at the dtype's size b, and the fp32 row max and sum (2 per row)."""
+    return b * (2 * bc * d + 2 * br * d + br * bc) + STATS_BYTES * 2 * br
+
+
+def flash_blocks(capacity, d, b):
+    """The largest FlashAttention blocks whose working set fits in `capacity` bytes: B_r =
+    min(B_c, d) as in Algorithm 1, B_c the largest whole number ≤ ⌈M/(4d)⌉ (M = capacity/b) that
+    fits. The working set is linear in B_c while B_r = d, which holds from C ≥ 5·b·d² + 8·d on
+    (then B_c ≤ (C − 2·b·d² − 8·d)/(3·b·d)); below, B_r = B_c and b·B² + (4·b·d + 8)·B ≤ C.
+    Returns (B_c, B_r, rule): rule "rows_d", "square", or "either" when a size is a symbol
+    (B_c is then the larger of the two bounds, which is right on both sides: each bound is at
+    most the true one on the other's side); (None, None, None) when not even B_c = B_r = 1 fits.
+    """
+    capacity, d, b = (sympy.Integer(x) if isinstance(x, int) else x for x in (capacity, d, b))
+    paper = sympy.ceiling(capacity / b / (4 * d))
+    linear = sympy.Min(paper, sympy.floor((capacity - 2 * b * d ** 2 - 8 * d) / (3 * b * d)))
+    lin = 4 * b * d + 8
+    square = sympy.Min(paper, sympy.floor((sympy.sqrt(lin ** 2 + 4 * b * capacity) - lin) / (2 * b)))
+    threshold = flash_working_set(d, d, d, b)          # 5·b·d² + 8·d: B_c = B_r = d fits
+    if not (capacity.is_number and d.is_number):
+        # below the threshold the linear bound is the smaller (it counts B_r = d > B_c rows), above
+        # it the square one is (it counts B_r = B_c > d rows): the larger is right on both sides
+        bc = sympy.Max(linear, square)
+        return bc, sympy.Min(bc, d), "either"
+    if capacity >= threshold:                          # then ⌈M/(4d)⌉ ≥ d as well
+        return linear, d, "rows_d"
+    if square < 1:
+        return None, None, None
+    return square, square, "square"
 
 
 def bytes_at(cost: KernelCost, level: str) -> Optional[sympy.Expr]:

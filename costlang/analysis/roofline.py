@@ -100,6 +100,10 @@ class Totals:
     #: many chips: full overlap (launch + max(ΣT_compute, ΣT_memory, ΣT_comms)) and none (their sum)
     t_overlap: Optional[sympy.Expr] = None
     t_serial: Optional[sympy.Expr] = None
+    #: with pipeline stages and kernels run once per step after the pipeline drains (a training
+    #: step's gradient all-reduce): their (ΣT_compute, ΣT_memory, ΣT_comms, launch time), which the
+    #: bounds keep outside the (m + p − 1)/m stretch; None otherwise
+    once: Optional[tuple] = None
 
 
 #: where an Analysis keeps its bindings' key among its remembered values
@@ -309,12 +313,13 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
                 for k in kernels)
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
-    lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, _once_sums(kernels, once, hw)) \
+    once_sums = _once_sums(kernels, once, hw) if stretch != 1 else None
+    lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, once_sums) \
         if tcomms != 0 or stretch != 1 else (None, None)
     level = _total_level(kernels, hw, bindings)
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
-                  tcomms, lower, upper)
+                  tcomms, lower, upper, once_sums if lower is not None else None)
 
 
 def _totals_verdict(tc, tm, tcomms, t_launch, busy, bindings, span) -> Verdict:

@@ -113,7 +113,7 @@ def once_per_step(program) -> frozenset:
 
 def bubble_fraction(program) -> sympy.Expr:
     """(p − 1)/(m + p − 1), the idle fraction of a pipeline step: 1 − 1/stretch."""
-    return 1 - 1 / pipeline_stretch(program)
+    return sympy.cancel(1 - 1 / pipeline_stretch(program))   # one fraction, (p − 1)/(m + p − 1)
 
 
 # --- expert parallel ----------------------------------------------------------------------------

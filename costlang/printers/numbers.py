@@ -145,9 +145,18 @@ def _lowest_terms(m):
         top, bottom = sympy.fraction(sympy.cancel(m))
     except (sympy.PolynomialError, TypeError, ValueError, NotImplementedError):
         return m
-    if top.could_extract_minus_sign() and (bottom.is_Add or bottom.could_extract_minus_sign()):
-        top, bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
+    negated_top, negated_bottom = -top, sympy.Add(*[-t for t in sympy.Add.make_args(bottom)])
+    if _minus_signs(negated_top, negated_bottom) < _minus_signs(top, bottom):
+        # both parts negated when that leaves fewer minus signs, the denominator's first:
+        # −d/(−B − 1) = d/(B + 1), never (a − c)/(−b − d) for (c − a)/(b + d)
+        top, bottom = negated_top, negated_bottom
     return top / bottom
+
+
+def _minus_signs(top, bottom) -> tuple[int, int]:
+    """(negative terms of the denominator, of the numerator): fewer reads better."""
+    count = lambda e: sum(t.could_extract_minus_sign() for t in sympy.Add.make_args(e))  # noqa: E731
+    return count(bottom), count(top)
 
 
 #: log2 as the language writes it: sympy holds log2(x) as log(x)/log(2); printing only
@@ -221,6 +230,11 @@ def expr_text(e) -> str:
     if isinstance(e, sympy.Basic):
         return ReaderPrinter({"order": None}).doprint(log2_form(tidy(e)))
     return str(e)
+
+
+def count_text(n) -> str:
+    """A count as a person reads it: `3`, or `18·L` when a repeat count is a symbol."""
+    return str(n) if isinstance(n, int) or (isinstance(n, sympy.Basic) and n.is_Integer) else expr_text(n)
 
 
 def no_empty_equals(text: str) -> str:
@@ -378,7 +392,8 @@ def human(e, unit: Unit) -> str:
         text = expr_text(e)
         if unit == DIMENSIONLESS:
             return text
-        return f"({text}) {unit}" if isinstance(e, sympy.Add) else f"{text} {unit}"
+        unit_text = _unit_beside(e, unit)
+        return f"({text}) {unit_text}" if isinstance(e, sympy.Add) else f"{text} {unit_text}"
     if e == sympy.oo:
         return "∞"
     if beyond_floats(e):
@@ -394,6 +409,14 @@ def human(e, unit: Unit) -> str:
     if unit == SECOND:
         return _irrational(e, unit, _prefixed(x, _TIME, ""))
     return exact_or_approx(e) + ("" if unit == DIMENSIONLESS else f" {unit}")
+
+
+def _unit_beside(e, unit: Unit) -> str:
+    """The unit written after a symbolic value: spelled out (`bytes`, `bytes/s`) when a symbol of the
+    value has the unit's own name (a batch B: `8192·B bytes`, not `8192·B B`)."""
+    if unit in (BYTE, BYTE_PER_S) and any(str(s) == str(BYTE) for s in e.free_symbols):
+        return "bytes" if unit == BYTE else "bytes/s"
+    return str(unit)
 
 
 def _irrational(e, unit: Unit, rounded: str) -> str:

@@ -129,22 +129,40 @@ def points(a):
 def _roof(ax, a, color, tag, xs, style: Style, labels: list):
     """The memory slope(s) and one compute ceiling per dtype the kernels compute in, I* marked."""
     hw = a.hardware
-    dtypes = sorted({k.cost.math_dtype for k in a.kernels if hw.peak(k.cost.math_dtype) is not None})
+    ceilings = _ceilings(a)
     main_bw = float(hw.bandwidth)
     for line_style, m in zip(("-", "--", ":", "-."), [m for m in hw.memories if m.bandwidth is not None]):
         bw = _number(a, hw.chip_bandwidth(m))   # a per-SM level's ceiling is for the whole chip
         if bw is None:
             continue
-        top = max([float(hw.peak(d)) for d in dtypes] or [bw * xs[-1]])
+        top = max([peak for _, peak in ceilings] or [bw * xs[-1]])
         ax.plot([xs[0], top / bw], [bw * xs[0], top], line_style, color=color, linewidth=style.line,
                 label=f"{tag}{m.name} {_plain(prefixed_tex(bw, BYTE_PER_S)[0])}")
-    for d in dtypes:
-        peak = float(hw.peak(d))
+    for name, peak in ceilings:
         istar = peak / main_bw
         ax.plot([istar, xs[-1]], [peak, peak], "-", color=color, linewidth=style.line * 1.5,
-                label=f"{tag}{d} peak {_plain(prefixed_tex(peak, FLOP_PER_S)[0])}")
+                label=f"{tag}{name} peak {_plain(prefixed_tex(peak, FLOP_PER_S)[0])}")
         ax.axvline(istar, color=color, linestyle=":", linewidth=1)
         labels.append(_Label(f"I* = {istar:.4g}", istar, peak, color))
+
+
+def _ceilings(a) -> list[tuple[str, float]]:
+    """(name, FLOP/s) of each compute ceiling the kernels run under, as the report computes them:
+    a kernel's own raw peak (the matrix units for matmuls, the vector units for elementwise,
+    reductions and row-wise ops), named by its dtype and, off the matrix units, the units."""
+    from costlang.analysis.roofline import unit_of
+    found = {}
+    for k in a.kernels:
+        peak = _number(a, k.peak)
+        if peak is None or a.hardware.peak(k.cost.math_dtype) is None:
+            continue
+        units = {unit_of(a.program.nodes[op]) for op in k.ops if a.program.nodes[op].kind != "view"}
+        unit = units.pop() if len(units) == 1 else "mixed"
+        if unit != "matrix" and k.cost.math_dtype not in dict(a.hardware.vector_peaks):
+            unit = "matrix"   # no vector peak stated: the vector units run at the plain peak
+        name = k.cost.math_dtype if unit == "matrix" else f"{k.cost.math_dtype} {unit}"
+        found.setdefault((name, peak), None)
+    return sorted(found, key=lambda c: (c[0], c[1]))
 
 
 def _level_points(ax, a, color, st: Style, labels: list):

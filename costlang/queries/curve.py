@@ -127,12 +127,30 @@ def _reference(analysis, name: str, query, against: Optional[str]):
         if query.unit != INTENSITY:
             raise SemanticError(f"I* is an intensity, but query {name!r} is in {unit_words(query.unit)}",
                                 arg_span("--sweep", name), "sweep an intensity, or pass --against another query")
+        kernel = _one_kernel_intensity(analysis, name)
+        if kernel is not None:    # intensity(y): y's own I*, as solve and sweep compare it with
+            return f"I* of {kernel.name}", analysis.value(kernel.critical_intensity)
         return "I*", analysis.value(analysis.totals.critical_intensity)
     other = _numeric_query(analysis, against, "to sweep against", "--against")
     if other.unit != query.unit:
         raise SemanticError(f"query {name!r} is in {unit_words(query.unit)} but {against!r} is in "
                             f"{unit_words(other.unit)}: they cannot cross", arg_span("--against", against))
     return against, analysis.value(other.expr)
+
+
+def _one_kernel_intensity(analysis, name: str):
+    """The kernel whose intensity the query `name` is, when the file wrote it `intensity(X)` of
+    one kernel or tensor; None for anything else (the whole program's, an instance's, a formula)."""
+    from costlang.ir.expr import Call, Name
+    from costlang.analysis.roofline import KernelResult
+    from costlang.queries.evaluate import target_of
+    source = next((q for q in analysis.program.queries if q.name == name), None)
+    node = getattr(source, "value", None)
+    if not (isinstance(node, Call) and node.func == "intensity" and len(node.args) == 1
+            and isinstance(node.args[0], Name)):
+        return None
+    target = target_of(analysis, node)
+    return target if isinstance(target, KernelResult) else None
 
 
 def crossings(expr, reference, symbol, lo, hi) -> tuple[tuple[sympy.Expr, sympy.Expr], ...]:

@@ -132,6 +132,12 @@ def evaluate_in(analysis, expr: Expr) -> Value:
     return evaluate(expr, _QueryScope(analysis))
 
 
+def target_of(analysis, node: Call):
+    """What a one-argument function such as `intensity(y)` is about: a `KernelResult`, or an
+    instance's totals (positioned errors as the query's own)."""
+    return _QueryScope(analysis)._target(node, allow_none=False)
+
+
 class _QueryScope:
     def __init__(self, analysis):
         self.a = analysis

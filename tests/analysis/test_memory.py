@@ -123,8 +123,11 @@ def test_tiling_options_are_checked():
     # H100 228 KiB in fp16 = 116736: Bc = 456, Tc = ⌈1024/456⌉ = 3:
     # 2·65536·(3·3 + 1)·1024 + 16·(1024·1024)·2 = 1342177280 + 33554432
     (116736, 1375731712),
-    # 64 KiB = 32768 elements: Bc = 128, Tc = 8: 2·65536·25·1024 + 16·1048576·7
-    (32768, 3472883712),
+    # 64 KiB = 32768 elements, C = 65536 B: ⌈M/(4d)⌉ = 128, but B_c = 128, B_r = 64 need
+    # 2·(2·128·64 + 2·64·64 + 64·128) + 8·64 = 66048 B > 65536; the largest that fits:
+    # ⌊(65536 − 2·2·64² − 8·64)/(3·2·64)⌋ = ⌊48640/384⌋ = 126, Tc = ⌈1024/126⌉ = 9:
+    # 2·65536·(3·9 + 1)·1024 + 16·1048576·8 = 3758096384 + 134217728
+    (32768, 3892314112),
 ])
 def test_flash_traffic_follows_the_tiling(M, expected):
     a = load(EX / "flash_attention.cost").analyze(settings={"M": M})
@@ -140,6 +143,40 @@ def test_flash_vs_standard_and_ideal_in_the_papers_setting():
     k = only(a)
     assert k.ops == ("S", "P", "O")
     assert a.value(k.cost.tiling.working_set) < 233472           # the blocks fit in 228 KiB
+
+
+@pytest.mark.parametrize("capacity, d, expected", [
+    # the H100's 228 KiB = 233472 B, d = 128, bf16: ⌈116736/512⌉ = 228 blocks need
+    # 2·(2·228·128 + 2·128·128 + 128·228) + 8·128 = 241664 B; the working set with B_r = d is
+    # 2·128·(3·B_c + 256) + 1024 ≤ 233472 ⇔ B_c ≤ 166912/768 = 217.33: B_c = 217
+    (233472, 128, (217, 128, "rows_d")),
+    # capacity met exactly: 2·(2·217·128 + 2·128² + 128·217) + 1024 = 233216 fits; one byte less, 216
+    (233216, 128, (217, 128, "rows_d")),
+    (233215, 128, (216, 128, "rows_d")),
+    # d = 256, C = 102400 B: B_c = B_r = d needs 5·2·256² + 8·256 = 657408 B, so B_r = B_c = B with
+    # 2·B² + (4·2·256 + 8)·B ≤ 102400: B = 47 (101050 B); 48 needs 103296 B
+    (102400, 256, (47, 47, "square")),
+    # size 1: B_c = B_r = 1 at d = 128 needs 2·(2·128 + 2·128 + 1) + 8 = 1034 B
+    (1034, 128, (1, 1, "square")),
+    (1033, 128, (None, None, None)),
+])
+def test_flash_blocks_are_the_largest_that_fit(capacity, d, expected):
+    from costlang.analysis.reuse import flash_blocks, flash_working_set
+    bc, br, rule = flash_blocks(capacity, d, 2)
+    assert (bc, br, rule) == expected
+    if bc is not None:
+        assert flash_working_set(bc, br, d, 2) <= capacity < flash_working_set(bc + 1, min(bc + 1, d), d, 2)
+
+
+def test_flash_blocks_of_a_symbolic_capacity_agree_with_the_numbers():
+    from costlang.analysis.reuse import flash_blocks
+    C = sympy.Symbol("C", positive=True, integer=True)
+    bc, _, rule = flash_blocks(C, 128, 2)
+    # one expression for both regimes (the larger of the linear and the square bound); at the
+    # numbers above: 217 (233472 B), 216 (233215 B), 1 (1034 B), and across the switch at
+    # 5·2·128² + 8·128 = 164864 B (B_c = B_r = 128 exactly) and one byte below it (127)
+    assert rule == "either"
+    assert [bc.subs(C, c) for c in (233472, 233215, 1034, 164864, 164863)] == [217, 216, 1, 128, 127]
 
 
 def test_flash_traffic_falls_toward_the_ideal_as_M_grows():

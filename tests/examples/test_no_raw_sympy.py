@@ -23,6 +23,17 @@ BANNED = {
     "Max(": r"\bMax\(", "Min(": r"\bMin\(", "Piecewise": r"Piecewise", "True": r"\bTrue\b",
     "False": r"\bFalse\b", "Ne(": r"\bNe\(", "**": r"\*\*", "oo": r"\boo\b", "&": r"\)\s*&\s*\(|\s&\s",
     "= ≈": r"=\s*≈",
+    # Python's product sign between operands (`n*(2*p - 2)/p`, `4*L`); not the I* of I*(B)
+    "*": r"(?<=[\w)])(?<!\bI)\*[\w(]",
+    "ceiling(": r"\bceiling\(", "log(p)/log(2)": r"\blog\([^()]*\)/log\(2\)",
+    # a denominator that starts with a minus sign (`1 + m/(−1 − m)`): not simplified
+    "/(−": r"/\(\s*[−-]",
+    "< ≈": r"[<>≤≥]\s*≈",
+    # a size symbol B beside the unit B (`8192·B B`)
+    "B B": r"\bB B\b",
+    # a bound or value that is a fraction of big whole numbers with no decimal beside it
+    # (`T < 36244548937253/74158441520`); a term of a symbolic expression is not one
+    "n/d": r"[<>=≤≥]\s*\d{5,}/\d{5,}(?![\d·(/*])(?!\s*≈)",
 }
 
 
@@ -74,10 +85,16 @@ def raw_sympy(text: str, source: str):
 def test_the_scan_finds_each_banned_spelling():
     # each banned spelling in a line of its own is found; bold Markdown and quoted source are not
     lines = ["T = Max(a, b)", "Min(a, b)", "Piecewise((1, x))", "when True", "False", "Ne(x, 1)", "x**2",
-             "→ oo", "(a > b) & (c > d)", "I* = ≈ 292"]
-    assert [t for t, _ in raw_sympy("\n".join(lines), "")] == list(BANNED)
+             "→ oo", "(a > b) & (c > d)", "I* = ≈ 292", "sent = n*(2*p - 2)/p", "steps = ceiling(log2)",
+             "steps = ⌈log(p)/log(2)⌉", "1 + m/(−1 − m)", "B < ≈ 145.5", "bytes 8192·B B",
+             "T < 36244548937253/74158441520"]
+    assert [[t for t, _ in raw_sympy(line, "")] for line in lines] == [[t] for t in BANNED]
+    assert [t for t, _ in raw_sympy("launches 4*L", "")] == ["*"]
     assert raw_sympy("**Times** and `x**2`", "query y = x**2") == []
     assert raw_sympy("fooo, Maximum, 2^3 · max(a, b) ≈ 3", "") == []
+    # the accepted spellings of the same things
+    assert raw_sympy("I* = 295.4; sent = 2·(p − 1)/p·n; ⌈log₂ p⌉; B < 145.5; 8192·B bytes; "
+                     "T < 36244548937253/74158441520 ≈ 488.7; I = 8195/6 ≈ 1366; I*(B) = 19790/67", "") == []
 
 
 #: the model-scale examples (80-layer decodes, MoE, Megatron, a 3-scenario compare): 4-10 s of CPU

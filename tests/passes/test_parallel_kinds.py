@@ -304,6 +304,27 @@ def test_gradient_all_reduce_runs_after_the_pipeline_drains():
     assert a.totals.t_serial == stretch * sum(stage) + grad_tm + grad_tx
 
 
+def test_printed_bounds_with_a_gradient_all_reduce_give_the_printed_values():
+    from costlang.printers.text.report import report
+    a = run("parallel pipeline over pp { microbatches = 8 }\nparallel data over dp { gradients = fp32 }\n"
+            "input x: fp16[64, 1024]\noutput y = repeat(8) layer(x)")
+    lines = [ln.strip() for ln in report(a).splitlines() if "bound (" in ln or "pipelined kernels" in ln]
+    # pipelined (as above): ΣT_compute 2·67.108864 ns = 134.2 ns; ΣT_memory 2·1.114112 µs + 65.536 ns
+    # = 2.294 µs; ΣT_comms 1.31072 µs + 8·2 µs = 17.31 µs. Once per step: the gradients, 8,388,608 B
+    # read and written at 2 TB/s = 8.389 µs, sent at 100 GB/s = 83.89 µs.
+    # lower: max(11/8 × 17.31 µs = 23.8 µs, whole step's comms 17.31 + 83.89 = 101.2 µs) = 101.2 µs
+    # upper: 11/8 × (0.1342 + 2.294 + 17.31 = 19.74 µs) + (8.389 + 83.89 = 92.27 µs) = 27.14 + 92.27 = 119.4 µs
+    assert lines == [
+        "pipelined kernels: launches 0 s, ΣT_compute 134.2 ns, ΣT_memory 2.294 µs, ΣT_comms 17.31 µs; run once "
+        "per step, after the pipeline drains: launches 0 s, ΣT_compute 0 s, ΣT_memory 8.389 µs, ΣT_comms 83.89 µs",
+        "lower bound (communication fully overlapped): max((m + p − 1)/m × (pipelined launches + max(ΣT_compute, "
+        "ΣT_memory, ΣT_comms)), launches + max(ΣT_compute, ΣT_memory, ΣT_comms) of the whole step) = "
+        "max((11/8 ≈ 1.375) × 17.31 µs, 101.2 µs) = 101.2 µs",
+        "upper bound (nothing overlapped): (m + p − 1)/m × (pipelined launches + ΣT_compute + ΣT_memory + "
+        "ΣT_comms) + (once-per-step launches + ΣT_compute + ΣT_memory + ΣT_comms) = (11/8 ≈ 1.375) × 19.74 µs "
+        "+ 92.27 µs = 119.4 µs"]
+
+
 def test_derivation_shows_the_bounds_with_the_bubble():
     from costlang.analysis.derive import derive_bounds
     from costlang.printers.derivation.markdown import MarkdownPrinter
@@ -321,6 +342,18 @@ def test_derivation_shows_the_bounds_with_the_bubble():
 def test_no_bounds_without_communication():
     from costlang.analysis.derive import derive_bounds
     assert derive_bounds(run("input x: fp16[64, 1024]\noutput y = repeat(2) layer(x)")) == ()
+
+
+def test_the_bubble_is_one_fraction():
+    from costlang.passes.parallelism import bubble_fraction
+    from costlang.printers.numbers import expr_text
+    a = run("dim m = 8\nparallel pipeline over pp { microbatches = m }\ninput x: fp16[64, 1024]\n"
+            "output y = repeat(8) layer(x)")
+    m = next(s for s in bubble_fraction(a.program).free_symbols if s.name == "m")
+    # p = 4: (4 − 1)/(m + 4 − 1) = 3/(m + 3), not 1 − m/(m + 3) nor 1 + m/(−3 − m); at m = 8, 3/11
+    assert bubble_fraction(a.program) == 3 / (m + 3)
+    assert expr_text(bubble_fraction(a.program)) == "3/(m + 3)"
+    assert a.value(bubble_fraction(a.program)) == R(3, 11)
 
 
 # --- vocabulary-parallel embedding (Megatron) -----------------------------------------------------

@@ -61,13 +61,13 @@ def test_overlaid_hardware_and_fusion_arrows():
 def test_sweep_marks_the_crossing():
     # exercise 2(b): I(n) = n/3 for a square fp16 GEMM meets I* = 500 at n = 1500
     c = query_curve(analysis("roofline/exercises/ex2_gemm_1024.cost"), "I(n)", 64, 8192)
-    assert c.symbol == "n" and c.reference_label == "I*" and len(c.xs) == CURVE_POINTS
+    assert c.symbol == "n" and c.reference_label == "I* of Z" and len(c.xs) == CURVE_POINTS
     assert c.crossings == ((1500, 500),)   # exact
     lines = lines_by_label(plot.sweep(c).axes)
     curve = lines["I(n)"]
     assert curve.get_xdata()[0] == pytest.approx(64) and curve.get_ydata()[0] == pytest.approx(64 / 3)
     assert curve.get_xdata()[-1] == pytest.approx(8192) and curve.get_ydata()[-1] == pytest.approx(8192 / 3)
-    assert list(lines["I*"].get_ydata()) == [500, 500]
+    assert list(lines["I* of Z"].get_ydata()) == [500, 500]
     cross = lines["crossing at n = 1500"]
     assert cross.get_xdata()[0] == pytest.approx(1500) and cross.get_ydata()[0] == pytest.approx(500)
 
@@ -291,3 +291,37 @@ def test_sweep_plot_over_listed_points(tmp_path):
     assert list(c.ys) == pytest.approx([100, 500, 1000])
     assert main(["plot", EX2, "--sweep", "I(n)", "--over", "n=300,1500,3000", "--linear",
                  "-o", str(tmp_path / "l.png")]) == 0
+
+
+MATMUL_GELU = """use hardware h100_sxm
+dim B{bind}
+input x: bf16[B, 1024]
+weight W: bf16[1024, 1024]
+h = matmul(x, W)
+output a = gelu(h)
+query "I(h)" = intensity(h)
+"""
+
+
+def test_sweep_of_one_kernels_intensity_crosses_that_kernels_critical_intensity():
+    a = costlang.load_string(MATMUL_GELU.format(bind="")).analyze(fusion="none")
+    # the matmul's own I* = 989.5e12 / 3.35e12 = 19790/67 ≈ 295.4 (the gelu runs on the vector
+    # peak, so the program's I* is lower); I(h) = 2·B·1024² / (2·(2·1024·B + 1024²)) = 512·B/(B + 512):
+    # 512·B·67 = 19790·(B + 512) ⇔ 14514·B = 10132480 ⇔ B* = 5066240/7257 ≈ 698.1, as solve finds it
+    c = query_curve(a, "I(h)", 1, 10 ** 5)
+    assert c.reference_label == "I* of h"
+    assert c.crossings == ((sympy.Rational(5066240, 7257), sympy.Rational(19790, 67)),)
+    assert list(lines_by_label(plot.sweep(c).axes)["I* of h"].get_ydata()) == pytest.approx([19790 / 67] * 2)
+    # and not the program's I* (≈ 276.8), which a sweep of the program's intensity would use
+    assert a.value(a.totals.critical_intensity) != sympy.Rational(19790, 67)
+
+
+def test_roofline_draws_the_vector_ceiling_for_a_vector_kernel():
+    a = costlang.load_string(MATMUL_GELU.format(bind=" = 64")).analyze(fusion="none")
+    lines = lines_by_label(plot.roofline([a]).axes)
+    # the matmul on the bf16 tensor cores (989.5 TFLOP/s), the gelu on the bf16 vector peak
+    # (66.9 TFLOP/s), as the report computes each: two ceilings, the vector one at 66.9e12
+    assert list(lines["bf16 vector peak 66.9 TFLOP/s"].get_ydata()) == [66.9e12, 66.9e12]
+    assert list(lines["bf16 peak 990 TFLOP/s"].get_ydata()) == [989.5e12, 989.5e12]
+    # the gelu's point sits under its own ceiling: attainable ≤ 66.9e12
+    assert lines["kernel a"].get_ydata()[0] <= 66.9e12

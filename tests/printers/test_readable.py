@@ -37,6 +37,11 @@ def test_no_fraction_is_negated_top_and_bottom():
     assert not text.startswith("-") and text in ("d·s/(2·d - 2·s)", "d·s/(-2·s + 2·d)")
     # (−d)/(−B − 1) = d/(B + 1)
     assert expr_text(-d / (-B - 1)) == "d/(B + 1)"
+    # a denominator of negative terms only: (31368208·b − 312500000)/(−517·S·b − 256·K·b), both
+    # parts negated, = (312500000 − 31368208·b)/(517·S·b + 256·K·b)
+    bb = sympy.Symbol("b", positive=True)
+    assert expr_text((31368208 * bb - 312500000) / (-517 * s * bb - 256 * K * bb)) == \
+        "(312500000 - 31368208·b)/(256·K·b + 517·b·s)"
 
 
 def test_no_fraction_is_negated_in_text_or_latex():
@@ -276,3 +281,40 @@ def test_a_symbolic_fraction_of_peak_is_a_percentage_of_each_branch():
     # in %: 100·min(10^15, 2·10^12·B)/10^15 = min(100, B/5)
     from costlang.printers.numbers import percent
     assert percent(Min(10 ** 15, 2 * 10 ** 12 * B) / 10 ** 15) == "min(100, B/5) %"
+
+
+def test_a_size_symbol_named_B_is_not_set_beside_the_unit_B():
+    # 8192·B bytes of a batch B: `8192·B B` would read as a unit twice; a sum keeps its parentheses
+    assert human(8192 * B, BYTE) == "8192·B bytes"
+    assert human(40960 * B + 134217728, BYTE) == "(40960·B + 134217728) bytes"
+    # another symbol keeps the unit's short form
+    assert human(8192 * N, BYTE) == "8192·N B"
+
+
+def test_a_repeat_count_and_a_collective_formula_print_without_python_products():
+    from costlang.printers.numbers import count_text
+    L, n, p = sympy.symbols("L n p", positive=True)
+    assert count_text(18 * sympy.Symbol("L", positive=True, integer=True)) == "18·L"
+    assert count_text(Integer(3)) == "3"
+    from costlang.printers.text.system import _formula
+    # ring all-reduce: sent = 2·(p − 1)/p·n, printed with middle dots, never n*(2*p - 2)/p
+    assert "*" not in _formula(n * (2 * p - 2) / p, "469.8 MB")
+    # a tree's steps: ⌈log2 p⌉ is `ceil(log2(p))`, never ceiling(log(p)/log(2))
+    assert _formula(sympy.ceiling(sympy.log(p) / sympy.log(2)), "3") == "ceil(log2(p)) = 3"
+
+
+def test_a_relation_with_a_long_fraction_shows_its_decimal():
+    from costlang.printers.words.verdicts import plain_relation
+    # 6994757730304/21656425048828125 = 0.00032299... : no short decimal, so ≈ 0.000323 beside it
+    rel = sympy.StrictGreaterThan(B / 130859375 + N, Rational(6994757730304, 21656425048828125))
+    assert plain_relation(rel).endswith("> 6994757730304/21656425048828125 ≈ 0.000323")
+    # 961/2 (= 480.5) is a short exact fraction: nothing beside it
+    assert plain_relation(sympy.StrictLessThan(B + N, Rational(961, 2))) == "B + N < 961/2"
+
+
+def test_a_crossing_condition_on_a_whole_symbol_is_a_whole_threshold():
+    from costlang.printers.text.whatif import _condition
+    T = sympy.Symbol("T", positive=True, integer=True)
+    # Llama-3-70B decode on an H100: a crossing needs T < 674979116676629/593267532160; 593267532160 ·
+    # 1137 = 674545184065920, 433932610709 short of the numerator, so the bound is 1137.73…: T ≤ 1137
+    assert _condition(sympy.StrictLessThan(T, Rational(674979116676629, 593267532160))) == "T ≤ 1137"

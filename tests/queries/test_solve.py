@@ -431,3 +431,16 @@ def test_a_solution_set_with_no_short_exact_end_is_rounded_inward():
     text = report(a)
     assert "    holds for B ≤ 79.14\n" in text and "    holds for B ≥ 79.15\n" in text
     assert "≈ 79.14\n" not in text.split("holds for")[1]
+
+
+def test_a_regime_end_known_only_approximately_is_named_not_written_less_than_approx():
+    from costlang.printers.text.report import report
+    # I = (n³ + n)/2 FLOP/B against I* = 500: n³ + n = 1000, one real root (Cardano, too long to
+    # print as the end of a range): 9.967³ + 9.967 ≈ 990.1 + 9.97 ≈ 1000. The range is stated by
+    # the root's name, `n < n* ≈ 9.967`, never `n < ≈ 9.967`.
+    a = load_string("use hardware chapter_gpu\ndim n\ninput x: fp16[n]\n"
+                    "y = custom(x) { flops = n^3 + n; reads = 1; writes = 1 }\n"
+                    "solve \"n*\": intensity(y) = critical_intensity(y) for n\n", "r.cost").analyze()
+    lines = [ln.strip() for ln in report(a).splitlines()]
+    assert "memory-bound for n < n* ≈ 9.967, compute-bound for n > n* ≈ 9.967" in lines
+    assert not any("< ≈" in ln or "> ≈" in ln for ln in lines)

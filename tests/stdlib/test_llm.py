@@ -150,13 +150,17 @@ def test_flash_attention_comes_from_fusion():
     unfused = costlang.load(LLM / "flash_attention_prefill.cost").analyze(fusion="epilogue")
     attn = [k for k in unfused.kernels if k.name in ("attn.scores", "attn.probs", "attn.o")]
     assert sum(unfused.value(k.bytes) for k in attn) == 4 * S_BYTES + 4 * QKV == 4_429_185_024
-    # Flash: one kernel. M = 228 KiB / 2 B = 116,736 elements, Bc = ⌈M/(4·128)⌉ = 228,
-    # Tc = ⌈4096/228⌉ = 18: Q read 18×, K and V once, O written 18× and read 17×, the running
-    # max and sum (fp32, 2 per row, 32·4096 rows = 1,048,576 B) written and read 17× each.
+    # Flash: one kernel. M = 228 KiB / 2 B = 116,736 elements; ⌈M/(4·128)⌉ = 228 does not fit
+    # (2·(2·228·128 + 2·128·128 + 128·228) + 8·128 = 241,664 B > 233,472 B), so B_c is the largest
+    # block that does: with B_r = 128, 2·128·(3·B_c + 256) + 1024 ≤ 233,472 ⇔ B_c ≤ 217.33, B_c = 217
+    # (working set 233,216 B). Tc = ⌈4096/217⌉ = 19: Q read 19×, K and V once, O written 19× and
+    # read 18×, the running max and sum (fp32, 2 per row, 32·4096 rows = 1,048,576 B) written and
+    # read 18× each.
     flash = costlang.load(LLM / "flash_attention_prefill.cost").analyze(fusion="flash")
     (k,) = [k for k in flash.kernels if "attn.scores" in k.ops]
     assert set(k.ops) == {"attn.scores", "attn.probs", "attn.o"}
-    assert flash.value(k.bytes) == (18 + 2 + 18 + 17) * QKV + 2 * 17 * 1_048_576 == 1_881_145_344
+    assert flash.value(k.bytes) == (19 + 2 + 19 + 18) * QKV + 2 * 18 * 1_048_576 == 1_983_905_792
+    assert flash.value(k.cost.tiling.working_set) == 233_216
     assert all(t.tensor != "attn.scores" for t in k.cost.writes)
 
 

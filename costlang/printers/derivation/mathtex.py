@@ -35,7 +35,7 @@ TERM_TEX = {
     "e": "e", "b": "b", "M": "M", "N": "N", "K": "K", "d": "d", "n": "n", "S": "S",
     "bm": "b_m", "bn": "b_n", "bk": "b_k", "tm": "t_m", "tn": "t_n", "tk": "t_k",
     "I_inf": r"I_{K \to \infty}", "WS": r"\mathrm{working\ set}", "sector": r"\mathrm{sector}",
-    "M_sram": "M", "B_c": "B_c", "B_r": "B_r", "T_c": "T_c", "theta": r"\Theta",
+    "M_sram": "M", "C": "C", "B_c": "B_c", "B_r": "B_r", "T_c": "T_c", "theta": r"\Theta",
     "|Q|": r"\lvert Q \rvert", "|O|": r"\lvert O \rvert", "|K|+|V|": r"(\lvert K \rvert + \lvert V \rvert)",
     "stats": r"16 \cdot \mathrm{rows}",
     # collectives (α–β)

@@ -48,7 +48,7 @@ class MemoryDerivationMixin:
     def _flashed(self, analysis, k, d) -> list[str]:
         steps = list(d.tiling)
         M = self.math("M")
-        return [self.paragraph(self._say("flash", M=M, Tc=self.math("T_c"))), self._steps(steps[:-1]),
+        return [self.paragraph(self._say("flash", M=M, C=self.math("C"), Tc=self.math("T_c"))), self._steps(steps[:-1]),
                 self.paragraph(self._say("flash_theta")), self._steps(steps[-1:]), self._fit(analysis, k, d)]
 
     def _fit(self, analysis, k, d) -> str:

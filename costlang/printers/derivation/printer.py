@@ -18,7 +18,7 @@ from costlang.analysis.verdict import Bound, Verdict
 from costlang.printers.words.verdicts import Style, verdict_words
 from costlang.units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
 from costlang.printers.derivation.mathtex import CostLatexPrinter, escape_name, number_part, value_chain
-from costlang.printers.numbers import tidy
+from costlang.printers.numbers import count_text, tidy
 from costlang.printers.words.korean import particle
 from costlang.printers.words.phrases import LANGUAGES, phrase
 from costlang.printers.derivation.memory import MemoryDerivationMixin
@@ -257,7 +257,7 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     def _print_Totals(self, t, analysis, **_) -> str:
         steps = derive.derive_totals(analysis)
         words = self._verdict_words(t.bound)
-        blocks = [self.heading(self._say("totals", launches=t.launches), 2), self._steps(steps)]
+        blocks = [self.heading(self._say("totals", launches=count_text(t.launches)), 2), self._steps(steps)]
         bounds = derive.derive_bounds(analysis)
         if bounds:
             blocks += [self.paragraph(self._say("bounds")), self._steps(list(bounds))]

@@ -10,7 +10,7 @@ from costlang.units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
 from costlang.printers.text.memory import hierarchy_text, memory_lines
 from costlang.printers.words.comparisons import ratio_text
 from costlang.printers.words.verdicts import bound_text
-from costlang.printers.numbers import exact_or_approx, human, no_empty_equals, percent, units_convention
+from costlang.printers.numbers import count_text, exact_or_approx, human, no_empty_equals, percent, units_convention
 
 __all__ = ["report", "CONVENTIONS"]
 
@@ -72,7 +72,7 @@ def report(a, comparison=None, instances: bool = False) -> str:
               f"(read {human(v(t.bytes_read), BYTE)}, written {human(v(t.bytes_written), BYTE)})",
               f"  I = {exact_or_approx(v(t.intensity))} FLOP/B; I* = {exact_or_approx(v(t.critical_intensity))} FLOP/B",
               f"  T_compute {human(v(t.t_compute), SECOND)}; T_memory {human(v(t.t_memory), SECOND)}; "
-              f"launches {t.launches} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
+              f"launches {count_text(t.launches)} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
               f"{bound_text(t.bound, t.level)}"] + _launch_note(a)
     lines += _comparison(a, comparison) if comparison is not None else []
     from costlang.printers.text.system import system_lines

@@ -6,9 +6,11 @@ system-wide ones are per chip × chips.
 """
 from __future__ import annotations
 
-from costlang.analysis.comms import bubble_fraction, pipeline_stretch
+import sympy
+
+from costlang.analysis.comms import bound_parts, bubble_fraction, pipeline_stretch
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
-from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
 
 __all__ = ["system_lines", "link_text", "conventions"]
@@ -62,13 +64,34 @@ def system_lines(a) -> list[str]:
         sent = sum((k.comms.comms.sent for k in collectives), 0)
         lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
                      f"system-wide {human(v(chips * sent), BYTE)}")
-        lines.append(f"  lower bound (communication fully overlapped): {times}launches + max(ΣT_compute, "
-                     f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
-        lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + ΣT_comms{close} = "
-                     f"{human(v(t.t_serial), SECOND)}")
+        if t.once is not None:
+            lines += _bounds_with_once(a, stretch)
+        else:
+            lines.append(f"  lower bound (communication fully overlapped): {times}launches + max(ΣT_compute, "
+                         f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
+            lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + "
+                         f"ΣT_comms{close} = {human(v(t.t_serial), SECOND)}")
     lines.append(f"  system-wide: FLOPs {human(v(chips * t.flops), FLOP)}; "
                  f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
     return lines
+
+
+def _bounds_with_once(a, stretch) -> list[str]:
+    """The bounds when some kernels run once per step after the pipeline drains: the pipelined
+    part is stretched by (m + p − 1)/m, the once-per-step part is not."""
+    v, t, parts = a.value, a.totals, bound_parts(a.totals)
+    s = lambda e: human(v(e), SECOND)  # noqa: E731
+    k = f"({exact_or_approx(v(stretch))})"
+    four = lambda x: (f"launches {s(x[0])}, ΣT_compute {s(x[1])}, ΣT_memory {s(x[2])}, "  # noqa: E731
+                      f"ΣT_comms {s(x[3])}")
+    return [
+        f"  pipelined kernels: {four(parts.stage)}; run once per step, after the pipeline drains: {four(parts.once)}",
+        f"  lower bound (communication fully overlapped): max((m + p − 1)/m × (pipelined launches + max(ΣT_compute, "
+        f"ΣT_memory, ΣT_comms)), launches + max(ΣT_compute, ΣT_memory, ΣT_comms) of the whole step) = "
+        f"max({k} × {s(parts.stage_lower)}, {s(parts.whole_lower)}) = {s(t.t_overlap)}",
+        f"  upper bound (nothing overlapped): (m + p − 1)/m × (pipelined launches + ΣT_compute + ΣT_memory + ΣT_comms)"
+        f" + (once-per-step launches + ΣT_compute + ΣT_memory + ΣT_comms) = {k} × {s(parts.stage_upper)} + "
+        f"{s(parts.once_upper)} = {s(t.t_serial)}"]
 
 
 def _parallel_lines(a) -> list[str]:
@@ -98,7 +121,7 @@ def _parallel_lines(a) -> list[str]:
 
 
 def _formula(formula, value: str) -> str:
-    """`n*(2*p - 2)/p = 28.67 kB`, or just the value when the formula is a number."""
-    return value if formula.is_number else f"{formula} = {value}"
+    """`n·(2·p − 2)/p = 28.67 kB`, or just the value when the formula is a number."""
+    return value if formula.is_number else f"{expr_text(sympy.factor(formula))} = {value}"
 
 

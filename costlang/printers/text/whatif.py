@@ -15,7 +15,7 @@ import sympy
 from costlang.queries.solve import RegimeMap, SolveResult
 from costlang.queries.solve_notes import APPROXIMATION_TOLERANCE
 from costlang.analysis.verdict import Verdict
-from costlang.printers.words.verdicts import threshold
+from costlang.printers.words.verdicts import plain_relation, threshold
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
 from costlang.printers.words.phrases import phrase
 from costlang.printers.words.comparisons import crossing_text, mark_text, settings_words
@@ -30,6 +30,12 @@ _SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these
 
 def _expr(e) -> str:
     return expr_text(e)
+
+
+def _condition(cond) -> str:
+    """A condition as a reader checks it: a symbol against a long fraction is a rounded threshold
+    that stays true (`T ≤ 1137` for a whole T), any other fraction gets its decimal beside it."""
+    return plain_relation(cond) if isinstance(cond, sympy.Rel) else _expr(cond)
 
 
 def _v(value, unit=DIMENSIONLESS) -> str:
@@ -157,7 +163,7 @@ def _no_crossing_lines(r: SolveResult) -> list[str]:
     if words:
         out.append(f"    so for every {r.symbol}: {words}")
     given = f" (here {_given_text(r)})" if r.given else ""
-    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_expr(cond)}{given}" for root, cond in n.conditions]
+    out += [f"    a crossing {r.symbol}* = {_expr(root)} needs {_condition(cond)}{given}" for root, cond in n.conditions]
     return out
 
 
@@ -189,8 +195,8 @@ def _range(x, lo: str, lo_op: str, hi: str, hi_op: str) -> str:
 def _regime_text(r: SolveResult) -> str:
     parts = []
     for g in r.regimes:
-        lo = _cut_text(r, g.lower) if g.lower is not None else ""
-        hi = _cut_text(r, g.upper) if g.upper is not None else ""
+        lo = _cut_text(r, g.lower, +1) if g.lower is not None else ""
+        hi = _cut_text(r, g.upper, -1) if g.upper is not None else ""
         parts.append(f"{_side(r, g.side)} for {_range(r.symbol, lo, '<', hi, '<')}")
     return ", ".join(parts)
 
@@ -199,11 +205,17 @@ def _side(r: SolveResult, side) -> str:
     return side_words(side, r.lhs_text, r.rhs_text)
 
 
-def _cut_text(r: SolveResult, cut) -> str:
-    """A regime's end: its value, or `B*` when it is a closed form in free symbols (stated apart)."""
-    if not is_bound(cut) and len(r.roots) == 1 and cut == r.roots[0]:
+def _cut_text(r: SolveResult, cut, side: int) -> str:
+    """A regime's end: its value, or `B*` when it is a closed form in free symbols (stated apart);
+    a value known only approximately is `B* ≈ 145.5` when it is the one root, else rounded inward
+    (`side` +1 for a lower end, −1 for an upper one) so the range stated stays true: never `B < ≈ 145.5`."""
+    one_root = len(r.roots) == 1 and cut == r.roots[0]
+    if not is_bound(cut) and one_root:
         return f"{r.symbol}*"
-    return _v(cut, r.unit)
+    text = _v(cut, r.unit)
+    if text.startswith("≈"):
+        return f"{r.symbol}* {text}" if one_root else _end_text(cut, r.unit, side)
+    return text
 
 
 def _set_text(s: sympy.Set, x, unit) -> str:

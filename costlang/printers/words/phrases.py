@@ -39,7 +39,9 @@ _EN = {
     "fits": "The working set fits in {stage} ({capacity} per SM).",
     "does_not_fit": "The working set does not fit in {stage} ({capacity} per SM).",
     "fit_unknown": "Compare the working set with {stage} ({capacity} per SM).",
-    "flash": ("FlashAttention (Dao et al. 2022, Algorithm 1), on-chip size {M} elements: K and V are read once, "
+    "flash": ("FlashAttention (Dao et al. 2022, Algorithm 1), on-chip size {M} elements ({C} bytes): B_c is the "
+              "largest block up to ⌈M/(4·d)⌉ whose working set b·(2·B_c·d + 2·B_r·d + B_r·B_c) + 8·B_r fits in {C} "
+              "(K and V blocks, Q and O blocks, the scores block, fp32 row max and sum). K and V are read once, "
               "Q {Tc} times, O written {Tc} times and read {Tc} − 1 times, the row statistics written and read "
               "{Tc} − 1 times; the scores never reach HBM."),
     "flash_theta": "For large N the traffic is Θ(N²·d²/M): the leading term without ceilings is",
@@ -150,7 +152,9 @@ _KO = {
     "fits": "작업 집합이 {stage}에 들어간다 (SM당 {capacity}).",
     "does_not_fit": "작업 집합이 {stage}에 들어가지 않는다 (SM당 {capacity}).",
     "fit_unknown": "작업 집합을 {stage} (SM당 {capacity})와 비교하라.",
-    "flash": ("FlashAttention (Dao et al. 2022, 알고리즘 1), 온칩 크기 {M} 원소: K와 V는 한 번, Q는 {Tc}번 읽고, "
+    "flash": ("FlashAttention (Dao et al. 2022, 알고리즘 1), 온칩 크기 {M} 원소 ({C} 바이트): B_c는 ⌈M/(4·d)⌉ 이하에서 "
+              "작업 집합 b·(2·B_c·d + 2·B_r·d + B_r·B_c) + 8·B_r이 {C}에 들어가는 가장 큰 블록이다 "
+              "(K, V 블록, Q, O 블록, 점수 블록, fp32 행 최댓값과 합). K와 V는 한 번, Q는 {Tc}번 읽고, "
               "O는 {Tc}번 쓰고 {Tc} − 1번 읽으며, 행 통계는 {Tc} − 1번 쓰고 읽는다; 점수 행렬은 HBM에 가지 않는다."),
     "flash_theta": "N이 크면 이동량은 Θ(N²·d²/M): 올림을 뺀 주항은",
     "strided": ("접근 단위: 메모리는 {sector} 섹터 단위로 움직이므로, S 간격으로 n개 원소를 읽으면 "

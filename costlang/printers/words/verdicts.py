@@ -125,7 +125,16 @@ def plain_relation(rel) -> str:
             return f"{lhs} {'≤' if op == '<' else '≥'} {sympy.floor(rhs) if op == '<' else sympy.ceiling(rhs)}"
         text, _ = threshold(rhs, -1 if op == "<" else 1)
         return f"{lhs} {op} {text}"
-    return f"{_plain(lhs)} {op} {_plain(rhs)}"
+    return f"{_plain(lhs)} {op} {_plain(rhs)}{_beside(rhs)}"
+
+
+def _beside(value) -> str:
+    """` ≈ 0.000323` after a fraction that has no short exact decimal (a reader cannot size
+    `6994757730304/21656425048828125` at a glance); nothing otherwise."""
+    if not (isinstance(value, sympy.Rational) and not value.is_Integer):
+        return ""
+    text, exact = threshold(value)
+    return "" if exact else f" {text}"
 
 
 def _plain(e) -> str:
