@@ -61,7 +61,10 @@ class WholeAnswer:
     side: Side            # the regime on that side of X*
     crossing: sympy.Expr  # X*, exact
     rounding: str         # how `value` follows from X*: "floor", "ceil", "minus_one", "plus_one"
-    value: sympy.Integer
+    value: Optional[sympy.Integer]  # None: no whole number tried on that side is accepted by the file
+    #: whole numbers nearer X* that the file itself rejects (a shard that does not divide, …),
+    #: each with the first sentence of its error; `value` is the first one it accepts
+    rejected: tuple[tuple[sympy.Integer, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -263,7 +266,7 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
-        _whole(st, values, regimes, sides), none,
+        _whole(st, values, regimes, sides, analysis.program), none,
         _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided),
         _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,
                      Undecided.APPROXIMATIONS, undecided),
@@ -412,9 +415,11 @@ def _between(lo, hi) -> sympy.Expr:
     return (lo_f + hi_f) / 2
 
 
-def _whole(st: _Setup, values, regimes, sides) -> tuple[WholeAnswer, ...]:
+def _whole(st: _Setup, values, regimes, sides, program=None) -> tuple[WholeAnswer, ...]:
     """For a dim: the last whole number below and the first above each change of regime (a
-    touching root, where the regime is the same on both sides, is no change)."""
+    touching root, where the regime is the same on both sides, is no change), each one that the
+    file accepts: a value the file rejects when X is set to it (`--set X=v` is an error: a shard
+    that does not divide, a repeat that does not split into stages) is stepped past."""
     if st.kind != "dim" or not values or None in values:
         return ()
     out, equal = [], sides[2]
@@ -426,9 +431,38 @@ def _whole(st: _Setup, values, regimes, sides) -> tuple[WholeAnswer, ...]:
         else:
             (last, down), (first, up) = (sympy.floor(r), "floor"), (sympy.ceiling(r), "ceil")
         if last >= 1:
-            out.append(WholeAnswer(True, below.side, r, down, last))
-        out.append(WholeAnswer(False, above.side, r, up, first))
+            value, rejected = _accepted(program, st.symbol, last, -1, below.lower)
+            out.append(WholeAnswer(True, below.side, r, down, value, rejected))
+        value, rejected = _accepted(program, st.symbol, first, 1, above.upper)
+        out.append(WholeAnswer(False, above.side, r, up, value, rejected))
     return tuple(out)
+
+
+#: how many whole numbers `_accepted` tries on one side of a crossing before it gives up
+WHOLE_TRIES = 256
+
+
+def _accepted(program, symbol, start, step: int, end):
+    """The first whole number from `start` (going by `step`, staying inside the regime, whose far
+    end is `end`, None: unbounded) that the file accepts with X set to it, and the ones before it
+    that it rejects (value, reason). (None, rejected) when none of `WHOLE_TRIES` is accepted."""
+    if program is None or program.origin is None or program.origin.source is None:
+        return start, ()
+    from costlang.errors import CostlangError
+    from costlang.frontend.edits import apply_settings
+    from costlang.frontend.settings import parse_settings
+    rejected: list = []
+    value = sympy.Integer(start)
+    for _ in range(WHOLE_TRIES):
+        if value < 1 or (end is not None and (value >= end if step > 0 else value <= end)):
+            break
+        try:
+            apply_settings(program, parse_settings(f"{symbol.name}={value}"))
+            return value, tuple(rejected)
+        except CostlangError as e:
+            rejected.append((value, e.message))
+        value += step
+    return None, tuple(rejected)
 
 
 def _solution(s, regimes, values, x) -> Optional[sympy.Set]:

@@ -431,3 +431,47 @@ def test_a_solution_set_with_no_short_exact_end_is_rounded_inward():
     text = report(a)
     assert "    holds for B ≤ 79.14\n" in text and "    holds for B ≥ 79.15\n" in text
     assert "≈ 79.14\n" not in text.split("holds for")[1]
+
+
+# --- whole answers obey the file's own constraints ---------------------------------------------------
+
+SHARDED = """hardware chip {{ peak fp16 = 1 TFLOP/s; memory HBM {{ bandwidth = 2 TB/s; capacity = {cap} B }} }}
+dim n
+system s {{ chip = chip; axis g = n; link ICI over g {{ one_way = 1 TB/s }} }}
+use system s
+input x: fp16[10]
+weight W: fp16[2800]
+shard W: [g]
+y = custom(x, W) -> fp16[10] {{ flops = 1 }}
+solve "fewest": footprint() <= capacity() for n
+"""
+
+
+@pytest.mark.parametrize("cap, star, whole, rejected", [
+    # per chip: W 2·2800/n B + x 20 B + y 20 B ≤ cap. cap = 1000: n* = 5600/960 = 35/6 ≈ 5.83;
+    # floor 5 divides 2800 (560 each); ceil 6 does not (2800/6 = 466.7), so the first accepted above is 7.
+    (1000, R(35, 6), [5, 7], [(), (6,)]),
+    # cap = 900: n* = 5600/860 = 280/43 ≈ 6.51; floor 6 is rejected, so the largest that does not fit
+    # and that the file accepts is 5; ceil 7 divides 2800 (400 each).
+    (900, R(280, 43), [5, 7], [(6,), ()]),
+    # cap = 740: n* = 5600/700 = 8 exactly, where footprint = capacity fits: largest not fitting is
+    # n* − 1 = 7 (divides: 400), smallest fitting is 8 (divides: 350); nothing is stepped past.
+    (740, 8, [7, 8], [(), ()]),
+])
+def test_whole_answers_step_past_values_the_file_rejects(cap, star, whole, rejected):
+    r = solves(load_string(SHARDED.format(cap=cap)).analyze())["fewest"]
+    assert r.values == (star,)
+    assert [w.value for w in r.whole] == whole
+    assert [tuple(v for v, _ in w.rejected) for w in r.whole] == rejected
+    for w in r.whole:
+        for _, reason in w.rejected:
+            assert reason == "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips"
+
+
+def test_whole_answer_text_says_what_the_file_rejects(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(SHARDED.format(cap=1000))
+    assert main(["run", str(path)]) == 0
+    assert ("    smallest whole n that fits in memory: 7   (ceil(n*) = 6, but the file rejects n = 6: "
+            "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips)") in capsys.readouterr().out

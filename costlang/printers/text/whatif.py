@@ -105,7 +105,7 @@ def _equation_lines(r: SolveResult) -> list[str]:
         out.append(f"    {_regime_text(r)}")
     if r.solution is not None:
         out.append(f"    holds for {_set_text(r.solution, x, r.unit)}")
-    out += [f"    {whole_words(r, w)}: {whole_formula(r, w)} = {w.value}" for w in r.whole]
+    out += [f"    {whole_words(r, w)}: {whole_answer(r, w)}" for w in r.whole]
     out += [_limit_text(r, lim) for lim in r.limits]
     out += [_approx_text(r, ap) for ap in r.approximations]
     if r.undecided:   # said, never left out silently
@@ -169,6 +169,26 @@ def whole_words(r, w) -> str:
     if len({v for v in r.values if v is not None}) > 1:
         text += f" ({'below' if w.largest else 'above'} {r.symbol}* = {_v(w.crossing)})"
     return text
+
+
+def whole_answer(r, w) -> str:
+    """`floor(B*) = 79`; when the file rejects the nearest whole numbers (`--set n=3` is an error),
+    the first one it accepts, with the ones it rejects and why."""
+    if not w.rejected:
+        return f"{whole_formula(r, w)} = {w.value}"
+    first, reason = w.rejected[0]
+    rejected = _values_text([v for v, _ in w.rejected])
+    because = f"{whole_formula(r, w)} = {first}, but the file rejects {r.symbol} = {rejected}: {reason}"
+    if w.value is None:
+        return f"none accepted within {len(w.rejected)} whole values   ({because})"
+    return f"{w.value}   ({because})"
+
+
+def _values_text(values) -> str:
+    """`3`, `3, 5`, or `3, 5, …, 255 (128 values)`."""
+    if len(values) <= 3:
+        return ", ".join(str(v) for v in values)
+    return f"{values[0]}, {values[1]}, …, {values[-1]} ({len(values)} values)"
 
 
 def whole_formula(r, w) -> str:
