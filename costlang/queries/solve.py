@@ -34,7 +34,7 @@ from costlang.units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
 from costlang.analysis.bounds import COMPUTE, MEMORY
 from costlang.analysis.regimes import SYMPY_FAILURES
 from costlang.queries.solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
-from costlang.queries.extrema import Branch, branch_roots, holds_at, sign_near, ties_at
+from costlang.queries.extrema import Branch, branch_conditions, branch_roots, holds_at, sign_near, ties_at
 from costlang.queries.evaluate import analyze_with_queries, evaluate_in
 from costlang.queries.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
@@ -104,6 +104,9 @@ class SolveResult:
     undecided: tuple[Undecided, ...] = field(default=())
     #: sizes that must equal X (K and J of a matmul) and follow it while X is free: (name, value)
     ties: tuple[tuple[str, sympy.Expr], ...] = field(default=())
+    #: per closed-form root, the conditions on the program's symbols under which it holds: its
+    #: max()/min() branch is the one taken (another branch gives X* elsewhere); () when none
+    validity: tuple[tuple[sympy.Basic, ...], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,7 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
     x, closed, exact = eq.x, eq.closed, eq.exact
     with time_budget(None, f"solving {s.name!r}", s.span):
         try:
-            found, roots, regimes, cases = _numeric_answer(eq, bindings, sides) if eq.numeric \
+            found, roots, regimes, cases, validity = _numeric_answer(eq, bindings, sides) if eq.numeric \
                 else _symbolic_answer(eq, sides)
         except NotImplementedError:   # sympy has no method (floor, ceil and log of X together)
             raise SolveError(f"cannot solve {texts[0]} {s.relation} {texts[1]} for {st.symbol.name} exactly: "
@@ -274,27 +277,31 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
         _best_effort(lambda: conditions(roots, x), (), s.span, Undecided.CONDITIONS, undecided)
         if not eq.numeric else (),
         _given(roots, none, bindings, x), both[0].unit,
-        cases, tuple(undecided), st.an.program.ties)
+        cases, tuple(undecided), st.an.program.ties, validity)
 
 
 def _numeric_answer(eq: _Equation, bindings, sides):
     """Every symbol but X bound: exact roots, their closed forms, the regimes between them."""
     found = _roots(eq.f_exact, eq.x)
-    roots = _match_closed(eq.f_closed, eq.x, found, bindings)
+    matched = _match_closed(eq.f_closed, eq.x, found, bindings)
+    roots = tuple(r for r, _ in matched)
     regimes = _regimes(eq.f_exact, eq.x, [r for r, _ in found], sides)
-    cases = tuple(None if ties_at(b, eq.x, r) else _case(b, eq, True) for r, b in found)
-    return found, roots, regimes, cases
+    cases = tuple(None if ties_at(b, eq.x, r) else _case(b, eq, True) or (_case(c, eq, True) if c else None)
+                  for (r, b), (_, c) in zip(found, matched))
+    validity = tuple(branch_conditions(c, eq.x, r) if c is not None else () for r, c in matched)
+    return found, roots, regimes, cases, validity
 
 
 def _symbolic_answer(eq: _Equation, sides):
     """Other symbols free: the closed-form roots whose max()/min() branch can hold there."""
-    roots, cases = [], []
+    roots, cases, validity = [], [], []
     for r, branch in branch_roots(eq.f_closed, eq.x):
         holds = holds_at(branch, eq.x, r)
         if holds is not False:
             roots.append(r)
             cases.append(_case(branch, eq, holds))
-    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, sides), tuple(cases)
+            validity.append(branch_conditions(branch, eq.x, r) if holds is None else ())
+    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, sides), tuple(cases), tuple(validity)
 
 
 def _case(branch: Branch, eq: _Equation, holds: Optional[bool]) -> Optional[Case]:
@@ -332,14 +339,15 @@ def _roots(f: sympy.Expr, x: sympy.Symbol):
 
 
 def _match_closed(f_closed, x, found, bindings) -> tuple:
-    """For each exact root, the closed-form root (program symbols kept) that evaluates to it."""
+    """For each exact root, the closed-form root (program symbols kept) that evaluates to it, with
+    the max()/min() branch of the closed form it lies on (None: the closed form has none)."""
     if not found or f_closed.free_symbols <= {x}:
-        return tuple(r for r, _ in found)
+        return tuple((r, None) for r, _ in found)
     candidates = branch_roots(f_closed, x)
     out = []
     for r, _ in found:
-        match = next((c for c, _ in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), r)
-        out.append(tidy(match))
+        match = next(((c, b) for c, b in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), (r, None))
+        out.append((tidy(match[0]), match[1] if match[1] is not None and match[1].choice else None))
     return tuple(out)
 
 

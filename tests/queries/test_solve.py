@@ -244,8 +244,13 @@ def test_kernel_time_with_another_free_symbol_keeps_both_branches():
     assert same(forms["if y is compute-bound there"], 5 * 10 ** 11 / d ** 2)
     assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
     from costlang.printers.text.whatif import solve_lines
-    assert solve_lines(r)[1:3] == ["    B* = 500000000000/d^2   (if y is compute-bound there)",
-                                   "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
+    assert [line for line in solve_lines(r) if line.startswith("    B*")] == [
+        "    B* = 500000000000/d^2   (if y is compute-bound there)",
+        "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
+    # each holds where its branch is taken: compute-bound at B = 5e11/d² ⇔ 1e-3 ≥ d·(2·5e11/d² + d)/1e12
+    # = 1/d + d²/1e12 ⇔ (multiplied by 1e12·d > 0) 1e9·d − d³ − 1e12 ≥ 0; the memory branch the reverse
+    assert [str(c) for cs in r.validity for c in cs] == ["-d**3 + 1000000000*d - 1000000000000 >= 0",
+                                                         "d**3 - 1000000000*d + 1000000000000 >= 0"]
 
 
 FREE_D = GEMM.format(d="", bind="").replace("dim d = ", "dim d")
@@ -475,3 +480,70 @@ def test_whole_answer_text_says_what_the_file_rejects(tmp_path, capsys):
     assert main(["run", str(path)]) == 0
     assert ("    smallest whole n that fits in memory: 7   (ceil(n*) = 6, but the file rejects n = 6: "
             "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips)") in capsys.readouterr().out
+
+
+# --- a closed form carries the max() branch it was solved on ----------------------------------------
+
+BRANCHES = """hardware hw { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 10 MB } }
+use hardware hw
+dim B
+dim S = %d
+input x: fp16[B, S]
+weight W: fp16[S, 1024]
+h = relu(x)
+output y = matmul(h, W)
+solve "batch": footprint() <= capacity() for B
+"""
+
+
+@pytest.mark.parametrize("size, closed, value, validity", [
+    # footprint = W 2·1024·S + the peak live bytes: relu holds x and h, 2·B·S + 2·B·S = 4·B·S;
+    # the matmul holds h and y, 2·B·S + 2·1024·B. 4·B·S ≥ 2·B·S + 2048·B ⇔ S ≥ 1024.
+    # S = 2048, relu's branch: 2048·S + 4·B·S = 10^7 ⇔ B* = (2500000 − 512·S)/S = 1451424/2048 = 45357/64.
+    (2048, (2500000 - 512 * sympy.Symbol("S")) / sympy.Symbol("S"), R(45357, 64), "S >= 1024"),
+    # S = 512, the matmul's branch: 2048·S + B·(2·S + 2048) = 10^7 ⇔ B* = (5000000 − 1024·S)/(S + 1024)
+    # = 4475712/1536 = 23311/8 (the relu formula would give 4371, the wrong branch).
+    (512, (5000000 - 1024 * sympy.Symbol("S")) / (sympy.Symbol("S") + 1024), R(23311, 8), "S <= 1024"),
+])
+def test_closed_form_says_which_branch_of_max_it_holds_on(size, closed, value, validity):
+    r = solves(load_string(BRANCHES % size).analyze())["batch"]
+    S = next(s for s in r.roots[0].free_symbols if s.name == "S")
+    assert r.values == (value,)
+    assert same(r.roots[0], closed.xreplace({sympy.Symbol("S"): S}))
+    assert [str(c) for c in r.validity[0]] == [validity]
+
+
+def test_closed_form_at_a_tie_of_the_branches_holds_on_both():
+    # S = 1024: 4·B·S = 2·B·S + 2048·B, both branches give B* = (10^7 − 2048·1024)/4096 = 7902848/4096
+    # = 61741/32, and the condition of the branch taken (S ≥ 1024 or S ≤ 1024) holds there.
+    r = solves(load_string(BRANCHES % 1024).analyze())["batch"]
+    assert r.values == (R(61741, 32),)
+    (cond,) = r.validity[0]
+    assert str(cond) in ("S >= 1024", "S <= 1024")
+
+
+def test_closed_form_validity_is_printed(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(BRANCHES % 2048)
+    assert main(["run", str(path)]) == 0
+    assert ("       (this closed form holds only while S ≥ 1024; elsewhere another branch of max()/min() "
+            "gives B*)") in capsys.readouterr().out.splitlines()
+
+
+def test_serving_batch_closed_form_holds_up_to_the_attention_branch(analyze_example):
+    from costlang.frontend.settings import parse_settings
+    # At S = 1024 the live peak is the lm_head's: logits and hidden, (128256 + 4096)·2 = 264,704 B
+    # per token; the attention's scores and probabilities with the rest of its kernel hold
+    # 128·B·S·(S + 80) B. 264704·B·S ≥ 128·B·S·(S + 80) ⇔ S ≤ 2068 − 80 = 1988.
+    a = analyze_example("llm/serving_llama3_8b_h100.cost")
+    (r,) = a.solves
+    assert r.values == (R(975639, 12328),)           # 124881792/(517·1024 + 256·4096) ≈ 79.14
+    assert "S <= 1988" in [str(c) for c in r.validity[0]]
+    # Past S = 1988 the other branch: B* = 499527168/(S² + 80·S + 1024·T); at S = 8192, T = 4096:
+    # 499527168/(67108864 + 655360 + 4194304) = 499527168/71958528 = 975639/140544 ≈ 6.942, where the
+    # first closed form would give 124881792/(517·8192 + 256·4096) ≈ 23.63.
+    from costlang.queries.whatif import scenario_analysis
+    (far,) = scenario_analysis(a, parse_settings("S=8192")).solves
+    assert far.values == (R(975639, 140544),)
+    assert "S >= 1988" in [str(c) for c in far.validity[0]]

@@ -44,6 +44,7 @@ def solve_dict(r) -> dict:
         "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
         "undecided": [u.value for u in r.undecided],
         "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
+        "validity": [[str(c) for c in conds] for conds in r.validity],
     }
 
 

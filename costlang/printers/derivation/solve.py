@@ -69,6 +69,11 @@ class SolveDerivation:
             eq = self.math(f"{self._tex(_lifted(sympy.Symbol(name)))[0]} = {self._tex(_lifted(tied))[0]}")
             blocks.append(self.paragraph(self._say("tied", x=self.math(self._x(r)), eq=eq)))
         blocks += [self._roots(r), self._legend(r)]
+        blocks += [self.paragraph(self._say(
+            "validity", root=self.math(f"{self._star(r, i)} = {self._tex(_lifted(root))[0]}"),
+            x=self.math(self._star(r, i)),
+            conditions=", ".join(self.math(self._tex(_lifted(c))[0]) for c in conds)))
+            for i, (root, conds) in enumerate(zip(r.roots, r.validity)) if conds]
         blocks += [self.paragraph(self._say("condition", expr=self.math(self._tex(_lifted(e))[0]),
                                             condition=self.math(self._tex(_lifted(c))[0])))
                    for e, c in r.conditions]

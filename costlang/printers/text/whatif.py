@@ -127,6 +127,11 @@ def _root_lines(r: SolveResult) -> list[str]:
         general = r.general[i] if i < len(r.general) else None
         if general is not None and general != root:
             out.append(f"       = {_expr(general)}   (general form)")
+        conds = r.validity[i] if i < len(r.validity) else ()
+        if conds:   # the max()/min() branch it was solved on: elsewhere another branch gives X*
+            listed = ", ".join(_expr(c) for c in conds[:-1]) + (" and " if len(conds) > 1 else "") + _expr(conds[-1])
+            out.append(f"       (this closed form holds only while {listed}; elsewhere another branch of "
+                       f"max()/min() gives {r.symbol}*)")
     return out
 
 

@@ -68,6 +68,8 @@ _EN = {
     "where": "where {items}.",
     "lifted": {"b": "bytes per element", "Istar": "critical intensity", "BW": "bandwidth"},
     "condition": "Valid when {condition} (for {expr}).",
+    "validity": "The closed form {root} holds only while {conditions}: there the max()/min() branch it was "
+                "solved on is the one taken; elsewhere another branch gives {x}.",
     "regimes": "On each side of the crossing:",
     "every": "every {x}",
     "regime_words": {"memory-bound": "memory-bound", "compute-bound": "compute-bound",
@@ -178,6 +180,8 @@ _KO = {
     "where": "여기서 {items}.",
     "lifted": {"b": "원소당 바이트", "Istar": "임계 강도", "BW": "대역폭"},
     "condition": "{condition} 일 때 성립 ({expr}).",
+    "validity": "닫힌 형태 {root}는 {conditions}일 때만 성립한다: 그때 풀이에 쓴 max()/min() 분기가 "
+                "선택된다. 그 밖에서는 다른 분기가 {x}를 준다.",
     "regimes": "교차점 양쪽의 판정:",
     "every": "모든 {x}",
     "regime_words": {"memory-bound": "메모리 바운드", "compute-bound": "연산 바운드",
