@@ -547,3 +547,86 @@ def test_serving_batch_closed_form_holds_up_to_the_attention_branch(analyze_exam
     (far,) = scenario_analysis(a, parse_settings("S=8192")).solves
     assert far.values == (R(975639, 140544),)
     assert "S >= 1988" in [str(c) for c in far.validity[0]]
+
+
+# --- where sympy cannot solve exactly: found numerically, or undecided -------------------------------
+
+CUSTOM = """hardware hw { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s } }
+use hardware hw
+dim B
+input x: fp16[B]
+y = custom(x) -> fp16[B] { flops = %s; reads = %s }
+solve "I": intensity(y) = critical_intensity(y) for B
+"""
+
+
+def test_exponential_in_the_size_is_solved_numerically_with_exact_whole_numbers():
+    # I* = 1e15 / 2e12 = 500. bytes = 2·B written + 3000·(1 − (7/8)^B) read (an MoE-like touch count):
+    # I = 2000·B / (2·B + 3000·(1 − (7/8)^B)) = 500 ⇔ 1000·B = 1500000·(1 − (7/8)^B)
+    # ⇔ B = 1500·(1 − (7/8)^B): B* = 1500 − 1500·(7/8)^B* ≈ 1500 − 1.7e-84, just below 1500.
+    # B = 1499: 1499 < 1500·(1 − (7/8)^1499) ≈ 1500, memory-bound; B = 1500: 1500 > 1500 − 1500·(7/8)^1500,
+    # compute-bound by a hair (a relative 1e-87): the whole numbers come from exact signs, not from
+    # rounding the decimal 1500.0.
+    r = solves(load_string(CUSTOM % ("2000 * B", "3000 * (1 - (7 / 8) ^ B)")).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - 1500) < sympy.Rational(1, 10 ** 6)
+    assert [(c.lower, c.upper) for c in r.scan.changes] == [(1499, 1500)]
+    assert [g.side for g in r.regimes] == ["memory-bound", "compute-bound"]
+    assert [(w.side, w.value) for w in r.whole] == [("memory-bound", 1499), ("compute-bound", 1500)]
+    assert r.undecided == ()
+
+
+def test_ceil_in_the_size_gives_every_crossing_exact_or_numeric():
+    # I = 2000·B / (2·B + 300·c), c = ceil(B/256): I = 500 ⇔ 1000·B = 150000·c ⇔ B = 150·c.
+    # c = 1 (B ≤ 256): B = 150, exact; c = 2 (256 < B ≤ 512): B = 300, exact; c ≥ 3: 150·c < 256·(c − 1),
+    # no root. Between them the sign of B − 150·c jumps at B = 256 (c: 1 → 2): compute-bound up to 256
+    # (256 > 150), memory-bound just above (257 < 300). For B > 300, B − 150·c ≥ B − 150·(B/256 + 1) > 0.
+    r = solves(load_string(CUSTOM % ("2000 * B", "300 * ceil(B / 256)")).analyze())["I"]
+    assert r.values[0] == 150 and r.values[2] == 300 and r.numeric == (False, True, False)
+    assert [(c.lower, c.upper) for c in r.scan.changes if c.lower != c.upper] == [(256, 257)]
+    assert [g.side for g in r.regimes] == ["memory-bound", "compute-bound", "memory-bound", "compute-bound"]
+    # at B = 150 and 300 exactly I = I* (balanced): the neighbours are 149 | 151 and 299 | 301
+    assert [w.value for w in r.whole] == [149, 151, 256, 257, 299, 301]
+
+
+def test_no_sign_change_found_is_undecided_never_a_regime(tmp_path, capsys):
+    # flops = 500·B: I = 500·B / (2·B + 3000·(1 − (7/8)^B)) < 500·B / (2·B) = 250 < 500, so no crossing,
+    # but sympy cannot prove it: the scan finds no sign change and the answer says undecided.
+    text = CUSTOM % ("500 * B", "3000 * (1 - (7 / 8) ^ B)")
+    r = solves(load_string(text).analyze())["I"]
+    assert r.values == () and r.regimes == () and r.no_crossing is None and r.whole == ()
+    assert "regimes" in r.undecided and r.scan.changes == ()
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(text)
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("    undecided: sympy cannot solve this exactly, and intensity(y) - critical_intensity(y) does not "
+            "change sign at any of 383 points from B = 1 to 2^50 (a scan, not a proof)") in out.splitlines()
+    assert "for every B" not in out
+
+
+def test_numeric_root_is_printed_as_found_numerically(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(CUSTOM % ("2000 * B", "300 * ceil(B / 256)"))
+    assert main(["run", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("    B* ≈ 256   (found numerically, by bisection on the exact expression: intensity(y) - "
+            "critical_intensity(y) changes sign between B = 256 and 257)") in lines
+    assert "    B* = 150" in lines and "    B* = 300" in lines
+
+
+def test_moe_experts_touched_crossing_is_found_numerically():
+    # The stdlib moe with 8 experts, top 1: the batch touches 8·(1 − (7/8)^B) experts. Over the block
+    # (router matmul, softmax, experts): FLOPs 352,481,320·B; bytes 24,640·B + 65,536
+    # + 2,818,572,288·(1 − (7/8)^B); the block's I* (FLOP-weighted over its kernels' peaks) is
+    # 116666999023830/394982373301 ≈ 295.37. With (7/8)^B ≈ 0 near the root:
+    # B* ≈ I*·2,818,637,824 / (352,481,320 − 24,640·I*) ≈ 2411.76: memory-bound up to 2411.
+    text = ("import llm\nuse hardware h100_sxm\ndim B\ninput x: bf16[B, 1, 4096]\n"
+            "m = moe(x, experts = 8, top_k = 1, ffn = 14336, wt = bf16, at = bf16)\n"
+            'solve "I": intensity(m) = critical_intensity(m) for B\n')
+    r = solves(load_string(text).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - sympy.Float("2411.76285")) < sympy.Rational(1, 10 ** 4)
+    assert [(w.side, w.value) for w in r.whole] == [("memory-bound", 2411), ("compute-bound", 2412)]

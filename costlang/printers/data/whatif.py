@@ -45,6 +45,10 @@ def solve_dict(r) -> dict:
         "undecided": [u.value for u in r.undecided],
         "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
         "validity": [[str(c) for c in conds] for conds in r.validity],
+        "numeric": list(r.numeric),
+        "scan": None if r.scan is None else {
+            "from": _num(r.scan.low), "to": _num(r.scan.high), "points": r.scan.points,
+            "changes": [{"between": [_num(c.lower), _num(c.upper)], "value": float(c.value)} for c in r.scan.changes]},
     }
 
 

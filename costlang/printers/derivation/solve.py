@@ -77,6 +77,12 @@ class SolveDerivation:
         blocks += [self.paragraph(self._say("condition", expr=self.math(self._tex(_lifted(e))[0]),
                                             condition=self.math(self._tex(_lifted(c))[0])))
                    for e, c in r.conditions]
+        if r.scan is not None:   # roots sympy could not find exactly: found numerically, or undecided
+            sc = r.scan
+            fields = dict(points=str(sc.points), low=self.math(self._tex(sc.low)[0]),
+                          high=self.math(self._tex(sc.high)[0]))
+            blocks.append(self.paragraph(self._say("scanned", x=self.math(self._x(r) + "^{*}"), **fields)
+                                         if r.values else self._say("scan_none", **fields)))
         if r.no_crossing is not None:
             blocks.append(self._no_crossing(r))
         elif r.regimes and r.relation == "=":

@@ -99,6 +99,8 @@ def _equation_lines(r: SolveResult) -> list[str]:
     if r.legend:
         out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
     out += [f"    {text}" for text in _condition_texts(r)]
+    if r.scan is not None:
+        out.append(f"    {scan_words(r)}")
     if r.no_crossing is not None:
         out += _no_crossing_lines(r)
     if r.regimes and r.relation == "=" and r.no_crossing is None:
@@ -119,6 +121,9 @@ def _root_lines(r: SolveResult) -> list[str]:
     out, given = [], _given_text(r)
     for i, root in enumerate(r.roots):
         value = r.values[i] if i < len(r.values) else None
+        if i < len(r.numeric) and r.numeric[i]:
+            out.append(f"    {r.symbol}* ≈ {sig(float(value), 6)}   ({numeric_words(r, value)})")
+            continue
         shown = value is not None and value != root
         case = case_words(r.cases[i], expr=_expr) if i < len(r.cases) else ""
         notes = "; ".join(filter(None, [given if shown else "", case]))
@@ -133,6 +138,32 @@ def _root_lines(r: SolveResult) -> list[str]:
             out.append(f"       (this closed form holds only while {listed}; elsewhere another branch of "
                        f"max()/min() gives {r.symbol}*)")
     return out
+
+
+def numeric_words(r: SolveResult, value) -> str:
+    """How a root sympy could not find exactly was found: `found numerically: lhs − rhs changes sign
+    between 2395 and 2396 (bisection on the exact expression)`."""
+    change = next((c for c in r.scan.changes if c.value == value), None) if r.scan else None
+    where = f" between {r.symbol} = {_v(change.lower)} and {_v(change.upper)}" if change is not None else ""
+    return f"found numerically, by bisection on the exact expression: {r.lhs_text} - {r.rhs_text} changes sign{where}"
+
+
+def _power_of_two(v) -> str:
+    """`1`, `2^50`, `2^-20`: the ends of a scan."""
+    k = sympy.log(v, 2)
+    return str(v) if v == 1 or not k.is_integer else f"2^{k}"
+
+
+def scan_words(r: SolveResult) -> str:
+    """What the scan for sign changes tried, where sympy could not solve exactly: with no change
+    found nothing is decided (a scan is not a proof)."""
+    sc = r.scan
+    points = f"{sc.points} points from {r.symbol} = {_power_of_two(sc.low)} to {_power_of_two(sc.high)}"
+    if not r.values:
+        return (f"undecided: sympy cannot solve this exactly, and {r.lhs_text} - {r.rhs_text} does not change "
+                f"sign at any of {points} (a scan, not a proof)")
+    return (f"(sympy cannot solve this exactly: the crossings are the sign changes of {r.lhs_text} - {r.rhs_text} "
+            f"at {points}; two crossings between neighbouring points would be missed)")
 
 
 def _given_text(r: SolveResult) -> str:
