@@ -75,8 +75,9 @@ def _grid(whole: bool) -> list:
         points = sorted({sympy.Integer(int(sympy.floor(two ** sympy.Rational(k, _STEPS_PER_OCTAVE))))
                          for k in range(0, 50 * _STEPS_PER_OCTAVE + 1)})
         return [p for p in points if p >= 1]
-    return [SCAN_LOW * two ** sympy.Rational(k, _STEPS_PER_OCTAVE)
-            for k in range(0, 70 * _STEPS_PER_OCTAVE + 1)]
+    # rational points (2^(k/8) rounded to 40 binary places): exact arithmetic stays rational
+    return sorted({sympy.Rational(round(2.0 ** (k / _STEPS_PER_OCTAVE) * 2 ** 40), 2 ** 40)
+                   for k in range(-20 * _STEPS_PER_OCTAVE, 50 * _STEPS_PER_OCTAVE + 1)})
 
 
 def scan(f, x, whole: bool) -> Scan:

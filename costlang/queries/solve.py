@@ -185,6 +185,8 @@ class _Setup:
     was_bound: Optional[sympy.Expr]
     #: the analysis in b, I* and BW with its legend, made once (`solve regimes` asks for every kernel)
     general: list = field(default_factory=list, compare=False, repr=False)
+    #: whole values of X already checked against the file: value → None (accepted) or the reason
+    checked: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _setup(analysis, target: Name) -> _Setup:
@@ -490,9 +492,9 @@ def _whole(st: _Setup, values, regimes, sides, program=None, scanned=None) -> tu
         else:
             (last, down), (first, up) = (sympy.floor(r), "floor"), (sympy.ceiling(r), "ceil")
         if last >= 1:
-            value, rejected = _accepted(program, st.symbol, last, -1, below.lower)
+            value, rejected = _accepted(program, st, last, -1, below.lower)
             out.append(WholeAnswer(True, below.side, r, down, value, rejected))
-        value, rejected = _accepted(program, st.symbol, first, 1, above.upper)
+        value, rejected = _accepted(program, st, first, 1, above.upper)
         out.append(WholeAnswer(False, above.side, r, up, value, rejected))
     return tuple(out)
 
@@ -501,7 +503,7 @@ def _whole(st: _Setup, values, regimes, sides, program=None, scanned=None) -> tu
 WHOLE_TRIES = 256
 
 
-def _accepted(program, symbol, start, step: int, end):
+def _accepted(program, st: _Setup, start, step: int, end):
     """The first whole number from `start` (going by `step`, staying inside the regime, whose far
     end is `end`, None: unbounded) that the file accepts with X set to it, and the ones before it
     that it rejects (value, reason). (None, rejected) when none of `WHOLE_TRIES` is accepted."""
@@ -515,11 +517,15 @@ def _accepted(program, symbol, start, step: int, end):
     for _ in range(WHOLE_TRIES):
         if value < 1 or (end is not None and (value >= end if step > 0 else value <= end)):
             break
-        try:
-            apply_settings(program, parse_settings(f"{symbol.name}={value}"))
+        if value not in st.checked:   # each value is resolved once for all the solves for X
+            try:
+                apply_settings(program, parse_settings(f"{st.symbol.name}={value}"))
+                st.checked[value] = None
+            except CostlangError as e:
+                st.checked[value] = e.message
+        if st.checked[value] is None:
             return value, tuple(rejected)
-        except CostlangError as e:
-            rejected.append((value, e.message))
+        rejected.append((value, st.checked[value]))
         value += step
     return None, tuple(rejected)
 
