@@ -630,3 +630,15 @@ def test_moe_experts_touched_crossing_is_found_numerically():
     (value,) = r.values
     assert r.numeric == (True,) and abs(value - sympy.Float("2411.76285")) < sympy.Rational(1, 10 ** 4)
     assert [(w.side, w.value) for w in r.whole] == [("memory-bound", 2411), ("compute-bound", 2412)]
+
+
+def test_a_param_is_scanned_over_positive_reals():
+    # B = 1000: I = 2000·1000 / (2·1000 + 1000·r·(1 − (7/8)^r)) = 500 ⇔ r·(1 − (7/8)^r) = 2;
+    # r = 4.458: (7/8)^4.458 = e^(4.458·ln 0.875) = e^(−0.5953) = 0.5514, 4.458·0.4486 = 2.000.
+    # Below it the reads are smaller: compute-bound; above, memory-bound.
+    text = CUSTOM.replace("dim B", "dim B = 1000\nparam r = 3") % ("2000 * B", "1000 * r * (1 - (7 / 8) ^ r)")
+    r = solves(load_string(text.replace("for B", "for r")).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - sympy.Float("4.45822")) < sympy.Rational(1, 10 ** 4)
+    assert [g.side for g in r.regimes] == ["compute-bound", "memory-bound"] and r.whole == ()
+    assert r.scan.low == R(1, 2 ** 20) and r.scan.high == 2 ** 50
