@@ -483,6 +483,8 @@ def exact_or_approx(e) -> str:
         return expr_text(e)
     if e == sympy.oo:
         return "∞"
+    if isinstance(e, sympy.Float):   # a value found numerically (a solve's bisection): a decimal only
+        return f"≈ {sig(float(e))}"
     if isinstance(e, sympy.Integer) and abs(e) < 10 ** 15:
         return str(e)
     short = e.q <= 10000 and abs(e.p) < 10 ** 7 if isinstance(e, sympy.Rational) else False

@@ -17,7 +17,8 @@ import sympy
 
 from costlang.errors import SolveError
 
-__all__ = ["Branch", "branches", "branch_roots", "holds_at", "ties_at", "limit", "sign_near", "MAX_EXTREMA"]
+__all__ = ["Branch", "branches", "branch_roots", "holds_at", "ties_at", "branch_conditions", "limit", "sign_near",
+           "MAX_EXTREMA"]
 
 MAX_EXTREMA = 4  # max()/min() terms split into branches; 2^4 branches at most
 _ORDERS = 4      # how many powers of x `sign_near` divides out before it gives up
@@ -83,6 +84,100 @@ def holds_at(branch: Branch, x, root) -> Optional[bool]:
 def ties_at(branch: Branch, x, root) -> bool:
     """Whether some argument not taken is equal to the taken one at x = root."""
     return any(gap.is_zero for gap in _gaps(branch, x, root))
+
+
+def branch_conditions(branch: Branch, x, root) -> tuple[sympy.Basic, ...]:
+    """When the branch a closed-form root lies on holds: for each max()/min() argument it takes,
+    that it is at least (at most) every other argument at x = root, as conditions on the other
+    symbols (`S ≤ 1988`, `T ≤ 64·S − 96`); one that holds for every positive value is left out,
+    and of several bounds on one symbol by numbers only the tightest is kept."""
+    out = []
+    for term, taken in branch.choice:
+        for other in term.args:
+            if other == taken:
+                continue
+            gap = sympy.factor(taken - other if isinstance(term, sympy.Max) else other - taken)
+            if x in gap.free_symbols:   # x > 0: a factor x^k does not change the sign
+                gap = gap / x ** sympy.Poly(sympy.fraction(gap)[0], x).monoms()[-1][0] \
+                    if sympy.fraction(gap)[0].is_polynomial(x) else gap
+            if x in gap.free_symbols:
+                gap = sympy.simplify(gap.xreplace({x: root}))
+            if gap.is_nonnegative:
+                continue
+            out += _nonnegative_when(gap)
+    return _tightest(out)
+
+
+def _nonnegative_when(gap: sympy.Expr) -> list:
+    """gap ≥ 0 with its positive factors divided out and, when what is left is linear in a symbol,
+    solved for it (a symbol with coefficient ±1 first)."""
+    numer, denom = sympy.fraction(sympy.factor(gap))
+    sign, kept = 1, []
+    for f in (*sympy.Mul.make_args(numer), *sympy.Mul.make_args(denom)):
+        if isinstance(f, sympy.Add):   # 5·(64·S − T − 96) is kept by sympy as 320·S − 5·T − 480
+            f = f.as_content_primitive()[1]
+        if f.is_positive:
+            continue
+        if f.is_negative:
+            sign = -sign
+        else:
+            kept.append(f)
+    rest = sympy.Mul(*kept)
+    if len(kept) == 1 and isinstance(kept[0], sympy.Add):
+        linear = [s for s in sorted(rest.free_symbols, key=str)
+                  if sympy.Poly(rest, s).degree() == 1 and sympy.Poly(rest, s).LC().is_number]
+        linear.sort(key=lambda s: abs(sympy.Poly(rest, s).LC()) != 1)
+        if linear:
+            s = linear[0]
+            lead, constant = sympy.Poly(rest, s).all_coeffs()
+            threshold = sympy.expand(-constant / lead)
+            up = sign * lead > 0
+            if s.is_integer and threshold.is_number:   # a dim: S ≥ 525/16 is S ≥ 33
+                threshold = sympy.ceiling(threshold) if up else sympy.floor(threshold)
+            return [sympy.GreaterThan(s, threshold) if up else sympy.LessThan(s, threshold)]
+    if len(rest.free_symbols) == 1 and rest.is_polynomial():
+        try:
+            bounds = _interval((sign * rest), next(iter(rest.free_symbols)))
+        except (NotImplementedError, sympy.PolynomialError, ValueError, TypeError):
+            bounds = None   # sympy cannot solve it: the condition is kept as it is
+        if bounds is not None:
+            return bounds
+    return [sympy.GreaterThan(sign * rest, 0)]
+
+
+def _interval(p: sympy.Expr, s: sympy.Symbol) -> Optional[list]:
+    """p(s) ≥ 0 over s > 0 as `s ≥ a`, `s ≤ c` or both, when it is one interval (its ends rounded
+    inward for a whole-number s); None when it is not."""
+    t = sympy.Symbol("t", positive=True)
+    where = sympy.solve_univariate_inequality(p.xreplace({s: t}) >= 0, t, relational=False) \
+        .intersect(sympy.Interval.open(0, sympy.oo))
+    if not isinstance(where, sympy.Interval):
+        return None
+    out = []
+    if where.start != 0:
+        out.append(sympy.GreaterThan(s, sympy.ceiling(where.start) if s.is_integer else where.start))
+    if where.end != sympy.oo:
+        out.append(sympy.LessThan(s, sympy.floor(where.end) if s.is_integer else where.end))
+    return out
+
+
+def _tightest(conditions) -> tuple[sympy.Basic, ...]:
+    """The conditions, each bound of a symbol by a number kept only where it is the tightest."""
+    best: dict = {}
+    out = []
+    for c in conditions:
+        if c is sympy.true or c in out:
+            continue
+        if isinstance(c.lhs, sympy.Symbol) and c.rhs.is_number:
+            key = (c.lhs, type(c))
+            tighter = (lambda a, b: a > b) if isinstance(c, sympy.GreaterThan) else (lambda a, b: a < b)
+            if key in best and not tighter(c.rhs, best[key].rhs):
+                continue
+            if key in best:
+                out.remove(best[key])
+            best[key] = c
+        out.append(c)
+    return tuple(out)
 
 
 def _sign(value: sympy.Expr) -> int:

@@ -34,7 +34,8 @@ from costlang.units import BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit
 from costlang.analysis.bounds import COMPUTE, MEMORY
 from costlang.analysis.regimes import SYMPY_FAILURES
 from costlang.queries.solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
-from costlang.queries.extrema import Branch, branch_roots, holds_at, sign_near, ties_at
+from costlang.queries.extrema import Branch, branch_conditions, branch_roots, branches, holds_at, sign_near, ties_at
+from costlang.queries.numeric_roots import Scan, is_solvable, scan
 from costlang.queries.evaluate import analyze_with_queries, evaluate_in
 from costlang.queries.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
@@ -61,7 +62,10 @@ class WholeAnswer:
     side: Side            # the regime on that side of X*
     crossing: sympy.Expr  # X*, exact
     rounding: str         # how `value` follows from X*: "floor", "ceil", "minus_one", "plus_one"
-    value: sympy.Integer
+    value: Optional[sympy.Integer]  # None: no whole number tried on that side is accepted by the file
+    #: whole numbers nearer X* that the file itself rejects (a shard that does not divide, …),
+    #: each with the first sentence of its error; `value` is the first one it accepts
+    rejected: tuple[tuple[sympy.Integer, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,14 @@ class SolveResult:
     undecided: tuple[Undecided, ...] = field(default=())
     #: sizes that must equal X (K and J of a matmul) and follow it while X is free: (name, value)
     ties: tuple[tuple[str, sympy.Expr], ...] = field(default=())
+    #: per closed-form root, the conditions on the program's symbols under which it holds: its
+    #: max()/min() branch is the one taken (another branch gives X* elsewhere); () when none
+    validity: tuple[tuple[sympy.Basic, ...], ...] = field(default=())
+    #: where sympy cannot find every root exactly (ceil() or an exponential of X): the sign changes
+    #: of lhs − rhs found by a scan and bisection on the exact expression; `numeric` marks, per
+    #: root, the ones found that way (a decimal, not a closed form)
+    scan: Optional[Scan] = None
+    numeric: tuple[bool, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -173,6 +185,8 @@ class _Setup:
     was_bound: Optional[sympy.Expr]
     #: the analysis in b, I* and BW with its legend, made once (`solve regimes` asks for every kernel)
     general: list = field(default_factory=list, compare=False, repr=False)
+    #: whole values of X already checked against the file: value → None (accepted) or the reason
+    checked: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _setup(analysis, target: Name) -> _Setup:
@@ -245,25 +259,34 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
     """`both`: the two sides as `Value`s; `sides`: the `Side` of each sign (`solve_terms.sides_of`)."""
     eq, bindings = _equation(st, s, both), st.an.bindings
     x, closed, exact = eq.x, eq.closed, eq.exact
+    whole, scanned = st.kind == "dim", None
     with time_budget(None, f"solving {s.name!r}", s.span):
         try:
-            found, roots, regimes, cases = _numeric_answer(eq, bindings, sides) if eq.numeric \
+            found, roots, regimes, cases, validity = _numeric_answer(eq, bindings, sides, whole) if eq.numeric \
                 else _symbolic_answer(eq, sides)
         except NotImplementedError:   # sympy has no method (floor, ceil and log of X together)
-            raise SolveError(f"cannot solve {texts[0]} {s.relation} {texts[1]} for {st.symbol.name} exactly: "
-                             "sympy has no method for this mix of functions", s.span,
-                             f"take the solve out and sweep {st.symbol.name} instead (`costlang sweep FILE --over "
-                             f"{st.symbol.name}=1..4096:pow2`) and read the crossing off the table") from None
+            if eq.numeric:            # every other symbol bound: sign changes found numerically
+                found, roots, regimes, cases, validity = _scanned_answer(eq, [], sides, whole)
+            else:
+                raise SolveError(f"cannot solve {texts[0]} {s.relation} {texts[1]} for {st.symbol.name} exactly: "
+                                 "sympy has no method for this mix of functions", s.span,
+                                 f"bind the other symbols to solve numerically, or take the solve out and sweep "
+                                 f"{st.symbol.name} instead (`costlang sweep FILE --over {st.symbol.name}=1..4096:pow2`) "
+                                 "and read the crossing off the table") from None
+    if isinstance(found, _Scanned):
+        scanned, found = found.scan, found.found
     values = tuple(r for r, _ in found) if eq.numeric else tuple(None for _ in roots)
-    undecided: list = [] if regimes or not roots and eq.numeric else [Undecided.REGIMES]
+    numeric = tuple(isinstance(v, sympy.Float) for v in values)
+    undecided: list = [] if regimes or not roots and eq.numeric and scanned is None else [Undecided.REGIMES]
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
                                             ((), (), None), s.span, Undecided.GENERAL, undecided)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
-        none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) if eq.numeric and not found else None
+        none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) \
+            if eq.numeric and not found and scanned is None else None
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
-        _whole(st, values, regimes, sides), none,
+        _whole(st, values, regimes, sides, analysis.program, scanned), none,
         _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided),
         _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,
                      Undecided.APPROXIMATIONS, undecided),
@@ -271,27 +294,63 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
         _best_effort(lambda: conditions(roots, x), (), s.span, Undecided.CONDITIONS, undecided)
         if not eq.numeric else (),
         _given(roots, none, bindings, x), both[0].unit,
-        cases, tuple(undecided), st.an.program.ties)
+        cases, tuple(undecided), st.an.program.ties, validity, scanned, numeric)
 
 
-def _numeric_answer(eq: _Equation, bindings, sides):
-    """Every symbol but X bound: exact roots, their closed forms, the regimes between them."""
+@dataclass(frozen=True)
+class _Scanned:
+    """The roots of a scanned answer (as `found`) with the scan that found them."""
+    found: list
+    scan: Scan
+
+
+def _numeric_answer(eq: _Equation, bindings, sides, whole: bool = False):
+    """Every symbol but X bound: exact roots, their closed forms, the regimes between them; when
+    sympy's roots may not be all of them (ceil() or an exponential of X), the sign changes of
+    lhs − rhs are found numerically instead (`_scanned_answer`)."""
     found = _roots(eq.f_exact, eq.x)
-    roots = _match_closed(eq.f_closed, eq.x, found, bindings)
+    numerators = [sympy.fraction(sympy.together(b.expr))[0] for b in branches(eq.f_exact)]
+    if not is_solvable(numerators, eq.x):
+        return _scanned_answer(eq, found, sides, whole)
+    matched = _match_closed(eq.f_closed, eq.x, found, bindings)
+    roots = tuple(r for r, _ in matched)
     regimes = _regimes(eq.f_exact, eq.x, [r for r, _ in found], sides)
-    cases = tuple(None if ties_at(b, eq.x, r) else _case(b, eq, True) for r, b in found)
-    return found, roots, regimes, cases
+    cases = tuple(None if ties_at(b, eq.x, r) else _case(b, eq, True) or (_case(c, eq, True) if c else None)
+                  for (r, b), (_, c) in zip(found, matched))
+    validity = tuple(branch_conditions(c, eq.x, r) if c is not None else () for r, c in matched)
+    return found, roots, regimes, cases, validity
+
+
+def _scanned_answer(eq: _Equation, found, sides, whole: bool):
+    """lhs − rhs scanned for sign changes over X (`numeric_roots.scan`): each change is a root
+    sympy found exactly when one lies in its bracket, else its value found by bisection (a Float);
+    exact roots with no change of sign (touching) are kept. No change found and no exact root:
+    no regime is given (undecided), since a scan proves nothing beyond its points."""
+    sc = scan(eq.f_exact, eq.x, whole)
+    exact = [r for r, _ in found]
+    values: list = []
+    for c in sc.changes:
+        inside = next((r for r in exact if c.lower <= sympy.N(r, 30) <= c.upper), None)
+        values.append(inside if inside is not None else c.lower if c.lower == c.upper else c.value)
+    values += [r for r in [*exact, *sc.zeros] if r not in values]
+    values.sort(key=lambda v: sympy.N(v, 30))
+    regimes = _regimes(eq.f_exact, eq.x, values, sides) if values else ()
+    return _Scanned([(v, None) for v in values], sc), tuple(values), regimes, tuple(None for _ in values), \
+        tuple(() for _ in values)
 
 
 def _symbolic_answer(eq: _Equation, sides):
     """Other symbols free: the closed-form roots whose max()/min() branch can hold there."""
-    roots, cases = [], []
+    roots, cases, validity = [], [], []
     for r, branch in branch_roots(eq.f_closed, eq.x):
         holds = holds_at(branch, eq.x, r)
         if holds is not False:
             roots.append(r)
             cases.append(_case(branch, eq, holds))
-    return [], tuple(roots), _symbolic_regimes(eq.f_closed, eq.x, roots, sides), tuple(cases)
+            validity.append(branch_conditions(branch, eq.x, r) if holds is None else ())
+    numerators = [sympy.fraction(sympy.together(b.expr))[0] for b in branches(eq.f_closed)]
+    regimes = _symbolic_regimes(eq.f_closed, eq.x, roots, sides) if is_solvable(numerators, eq.x) else ()
+    return [], tuple(roots), regimes, tuple(cases), tuple(validity)
 
 
 def _case(branch: Branch, eq: _Equation, holds: Optional[bool]) -> Optional[Case]:
@@ -329,14 +388,15 @@ def _roots(f: sympy.Expr, x: sympy.Symbol):
 
 
 def _match_closed(f_closed, x, found, bindings) -> tuple:
-    """For each exact root, the closed-form root (program symbols kept) that evaluates to it."""
+    """For each exact root, the closed-form root (program symbols kept) that evaluates to it, with
+    the max()/min() branch of the closed form it lies on (None: the closed form has none)."""
     if not found or f_closed.free_symbols <= {x}:
-        return tuple(r for r, _ in found)
+        return tuple((r, None) for r, _ in found)
     candidates = branch_roots(f_closed, x)
     out = []
     for r, _ in found:
-        match = next((c for c, _ in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), r)
-        out.append(tidy(match))
+        match = next(((c, b) for c, b in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), (r, None))
+        out.append((tidy(match[0]), match[1] if match[1] is not None and match[1].choice else None))
     return tuple(out)
 
 
@@ -352,7 +412,8 @@ def _general(analysis, st: _Setup, x, found, general_sides):
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
     values = {item.symbol: item.value for item in legend}
-    candidates = branch_roots(sides[0] - sides[1], x) if found else []
+    exact = [r for r, _ in found if not isinstance(r, sympy.Float)]   # a root found numerically has none
+    candidates = branch_roots(sides[0] - sides[1], x) if exact else []
     general = []
     for r, _ in found:
         match = next((c for c, _ in candidates
@@ -412,23 +473,61 @@ def _between(lo, hi) -> sympy.Expr:
     return (lo_f + hi_f) / 2
 
 
-def _whole(st: _Setup, values, regimes, sides) -> tuple[WholeAnswer, ...]:
+def _whole(st: _Setup, values, regimes, sides, program=None, scanned=None) -> tuple[WholeAnswer, ...]:
     """For a dim: the last whole number below and the first above each change of regime (a
-    touching root, where the regime is the same on both sides, is no change)."""
+    touching root, where the regime is the same on both sides, is no change), each one that the
+    file accepts: a value the file rejects when X is set to it (`--set X=v` is an error: a shard
+    that does not divide, a repeat that does not split into stages) is stepped past."""
     if st.kind != "dim" or not values or None in values:
         return ()
     out, equal = [], sides[2]
     for below, above in zip(regimes, regimes[1:]):
         r = below.upper
-        if r.is_integer:
+        change = next((c for c in scanned.changes if c.value == r), None) if scanned is not None else None
+        if change is not None and change.upper - change.lower == 1:   # found numerically: the whole
+            (last, down), (first, up) = (change.lower, "floor"), (change.upper, "ceil")   # numbers it lies between
+        elif r.is_integer:
             last, down = (r, "floor") if equal == below.sign else (r - 1, "minus_one")
             first, up = (r, "ceil") if equal == above.sign else (r + 1, "plus_one")
         else:
             (last, down), (first, up) = (sympy.floor(r), "floor"), (sympy.ceiling(r), "ceil")
         if last >= 1:
-            out.append(WholeAnswer(True, below.side, r, down, last))
-        out.append(WholeAnswer(False, above.side, r, up, first))
+            value, rejected = _accepted(program, st, last, -1, below.lower)
+            out.append(WholeAnswer(True, below.side, r, down, value, rejected))
+        value, rejected = _accepted(program, st, first, 1, above.upper)
+        out.append(WholeAnswer(False, above.side, r, up, value, rejected))
     return tuple(out)
+
+
+#: how many whole numbers `_accepted` tries on one side of a crossing before it gives up
+WHOLE_TRIES = 256
+
+
+def _accepted(program, st: _Setup, start, step: int, end):
+    """The first whole number from `start` (going by `step`, staying inside the regime, whose far
+    end is `end`, None: unbounded) that the file accepts with X set to it, and the ones before it
+    that it rejects (value, reason). (None, rejected) when none of `WHOLE_TRIES` is accepted."""
+    if program is None or program.origin is None or program.origin.source is None:
+        return start, ()
+    from costlang.errors import CostlangError
+    from costlang.frontend.edits import apply_settings
+    from costlang.frontend.settings import parse_settings
+    rejected: list = []
+    value = sympy.Integer(start)
+    for _ in range(WHOLE_TRIES):
+        if value < 1 or (end is not None and (value >= end if step > 0 else value <= end)):
+            break
+        if value not in st.checked:   # each value is resolved once for all the solves for X
+            try:
+                apply_settings(program, parse_settings(f"{st.symbol.name}={value}"))
+                st.checked[value] = None
+            except CostlangError as e:
+                st.checked[value] = e.message
+        if st.checked[value] is None:
+            return value, tuple(rejected)
+        rejected.append((value, st.checked[value]))
+        value += step
+    return None, tuple(rejected)
 
 
 def _solution(s, regimes, values, x) -> Optional[sympy.Set]:

@@ -298,14 +298,28 @@ def test_attainable_of_a_program_without_kernels_has_a_hint_not_a_crash(cli):
 
 @pytest.mark.parametrize("args", [["run"], ["derive"], ["run", "--json"]])
 def test_a_solve_sympy_has_no_method_for_is_a_positioned_error(cli, args):
-    # floor, ceil, min, sqrt and log2 of N together: sympy.solve raises NotImplementedError
-    text = (H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"
-            "solve s: floor(N/3) + ceil(sqrt(N)) + min(N, 7) + log2(N) = 100 for N\n")
+    # floor, ceil, min, sqrt and log2 of N together, with k free too: sympy.solve raises
+    # NotImplementedError, and with a symbol other than N free there is nothing to scan numerically
+    text = (H + "dim N\nparam k\ninput x: fp16[N]\noutput y = relu(x)\n"
+            "solve s: floor(N/3) + ceil(sqrt(N)) + min(N, 7) + k * log2(N) = 100 for N\n")
     status, out, err = cli(text, *args[:1], *args[1:], "t.cost")
     assert status == 2 and out == ""
-    assert err.startswith("t.cost:5:1: error: cannot solve floor(N/3) + ceil(sqrt(N)) + min(N, 7) + log2(N) = 100 "
-                          "for N exactly: sympy has no method for this mix of functions\n")
-    assert "= hint: take the solve out and sweep N instead" in err
+    assert err.startswith("t.cost:6:1: error: cannot solve floor(N/3) + ceil(sqrt(N)) + min(N, 7) + k * log2(N) = "
+                          "100 for N exactly: sympy has no method for this mix of functions\n")
+    assert "= hint: bind the other symbols to solve numerically, or take the solve out and sweep N instead" in err
+
+
+def test_a_solve_sympy_has_no_method_for_is_found_numerically(cli):
+    # The same mix with every other symbol bound is scanned: N = 212: floor(70.67) + ceil(14.56) + 7
+    # + log2(212) = 70 + 15 + 7 + 7.73 = 99.73 < 100; N = 213: 71 + 15 + 7 + 7.73 = 100.73 > 100
+    # (floor(N/3) steps up at 213): the crossing lies between 212 and 213.
+    text = (H + "dim N\ninput x: fp16[N]\noutput y = relu(x)\n"
+            "solve s: floor(N/3) + ceil(sqrt(N)) + min(N, 7) + log2(N) = 100 for N\n")
+    status, out, err = cli(text, "run", "t.cost")
+    assert status == 0 and err == ""
+    assert ("    N* ≈ 213   (found numerically, by bisection on the exact expression: floor(N/3) + ceil(sqrt(N)) "
+            "+ min(N, 7) + log2(N) - 100 changes sign between N = 212 and 213)") in out.splitlines()
+    assert "floor(N*) = 212" in out and "ceil(N*) = 213" in out
 
 
 def test_an_import_string_never_drives_the_terminal(cli):

@@ -282,7 +282,14 @@ def test_fewest_h100s_for_llama3_70b(analyze_example):
     (solve,) = a.solves
     # (141,107,412,992 B weights + 21,474,836,480 B KV)/n + 262,144 B ≤ 80e9
     assert a.value(solve.values[0]) == R(162582249472, 80 * 10 ** 9 - 262144)
-    assert [w.value for w in solve.whole] == [2, 3]                               # 2 do not fit; 3 do
+    # 2 do not fit; 3 would, but n must divide both sharded dimensions: P = 2^13·7·13·31·43·71 and
+    # the KV's 163,840 = 2^15·5 share only 2^13, so 3 is rejected (`--set n=3` is an error) and the
+    # smallest whole n the file accepts is 4 = ceil(n*) + 1.
+    assert [w.value for w in solve.whole] == [2, 4]
+    assert [w.rounding for w in solve.whole] == ["floor", "ceil"]
+    ((rejected, reason),) = solve.whole[1].rejected
+    assert rejected == 3 and reason == ("dimension P of 'W' = 70553706496 does not divide over axis gpu "
+                                        "of 3 chips")
 
 
 def test_bias_follows_its_column_parallel_matmul():

@@ -244,8 +244,13 @@ def test_kernel_time_with_another_free_symbol_keeps_both_branches():
     assert same(forms["if y is compute-bound there"], 5 * 10 ** 11 / d ** 2)
     assert same(forms["if y is memory-bound there"], 5 * 10 ** 8 / d - d / 2)
     from costlang.printers.text.whatif import solve_lines
-    assert solve_lines(r)[1:3] == ["    B* = 500000000000/d^2   (if y is compute-bound there)",
-                                   "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
+    assert [line for line in solve_lines(r) if line.startswith("    B*")] == [
+        "    B* = 500000000000/d^2   (if y is compute-bound there)",
+        "    B* = 500000000/d - d/2   (if y is memory-bound there)"]
+    # each holds where its branch is taken: compute-bound at B = 5e11/d² ⇔ 1e-3 ≥ d·(2·5e11/d² + d)/1e12
+    # = 1/d + d²/1e12 ⇔ (multiplied by 1e12·d > 0) 1e9·d − d³ − 1e12 ≥ 0; the memory branch the reverse
+    assert [str(c) for cs in r.validity for c in cs] == ["-d**3 + 1000000000*d - 1000000000000 >= 0",
+                                                         "d**3 - 1000000000*d + 1000000000000 >= 0"]
 
 
 FREE_D = GEMM.format(d="", bind="").replace("dim d = ", "dim d")
@@ -444,3 +449,209 @@ def test_a_regime_end_known_only_approximately_is_named_not_written_less_than_ap
     lines = [ln.strip() for ln in report(a).splitlines()]
     assert "memory-bound for n < n* ≈ 9.967, compute-bound for n > n* ≈ 9.967" in lines
     assert not any("< ≈" in ln or "> ≈" in ln for ln in lines)
+
+
+# --- whole answers obey the file's own constraints ---------------------------------------------------
+
+SHARDED = """hardware chip {{ peak fp16 = 1 TFLOP/s; memory HBM {{ bandwidth = 2 TB/s; capacity = {cap} B }} }}
+dim n
+system s {{ chip = chip; axis g = n; link ICI over g {{ one_way = 1 TB/s }} }}
+use system s
+input x: fp16[10]
+weight W: fp16[2800]
+shard W: [g]
+y = custom(x, W) -> fp16[10] {{ flops = 1 }}
+solve "fewest": footprint() <= capacity() for n
+"""
+
+
+@pytest.mark.parametrize("cap, star, whole, rejected", [
+    # per chip: W 2·2800/n B + x 20 B + y 20 B ≤ cap. cap = 1000: n* = 5600/960 = 35/6 ≈ 5.83;
+    # floor 5 divides 2800 (560 each); ceil 6 does not (2800/6 = 466.7), so the first accepted above is 7.
+    (1000, R(35, 6), [5, 7], [(), (6,)]),
+    # cap = 900: n* = 5600/860 = 280/43 ≈ 6.51; floor 6 is rejected, so the largest that does not fit
+    # and that the file accepts is 5; ceil 7 divides 2800 (400 each).
+    (900, R(280, 43), [5, 7], [(6,), ()]),
+    # cap = 740: n* = 5600/700 = 8 exactly, where footprint = capacity fits: largest not fitting is
+    # n* − 1 = 7 (divides: 400), smallest fitting is 8 (divides: 350); nothing is stepped past.
+    (740, 8, [7, 8], [(), ()]),
+])
+def test_whole_answers_step_past_values_the_file_rejects(cap, star, whole, rejected):
+    r = solves(load_string(SHARDED.format(cap=cap)).analyze())["fewest"]
+    assert r.values == (star,)
+    assert [w.value for w in r.whole] == whole
+    assert [tuple(v for v, _ in w.rejected) for w in r.whole] == rejected
+    for w in r.whole:
+        for _, reason in w.rejected:
+            assert reason == "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips"
+
+
+def test_whole_answer_text_says_what_the_file_rejects(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(SHARDED.format(cap=1000))
+    assert main(["run", str(path)]) == 0
+    assert ("    smallest whole n that fits in memory: 7   (ceil(n*) = 6, but the file rejects n = 6: "
+            "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips)") in capsys.readouterr().out
+
+
+# --- a closed form carries the max() branch it was solved on ----------------------------------------
+
+BRANCHES = """hardware hw { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 10 MB } }
+use hardware hw
+dim B
+dim S = %d
+input x: fp16[B, S]
+weight W: fp16[S, 1024]
+h = relu(x)
+output y = matmul(h, W)
+solve "batch": footprint() <= capacity() for B
+"""
+
+
+@pytest.mark.parametrize("size, closed, value, validity", [
+    # footprint = W 2·1024·S + the peak live bytes: relu holds x and h, 2·B·S + 2·B·S = 4·B·S;
+    # the matmul holds h and y, 2·B·S + 2·1024·B. 4·B·S ≥ 2·B·S + 2048·B ⇔ S ≥ 1024.
+    # S = 2048, relu's branch: 2048·S + 4·B·S = 10^7 ⇔ B* = (2500000 − 512·S)/S = 1451424/2048 = 45357/64.
+    (2048, (2500000 - 512 * sympy.Symbol("S")) / sympy.Symbol("S"), R(45357, 64), "S >= 1024"),
+    # S = 512, the matmul's branch: 2048·S + B·(2·S + 2048) = 10^7 ⇔ B* = (5000000 − 1024·S)/(S + 1024)
+    # = 4475712/1536 = 23311/8 (the relu formula would give 4371, the wrong branch).
+    (512, (5000000 - 1024 * sympy.Symbol("S")) / (sympy.Symbol("S") + 1024), R(23311, 8), "S <= 1024"),
+])
+def test_closed_form_says_which_branch_of_max_it_holds_on(size, closed, value, validity):
+    r = solves(load_string(BRANCHES % size).analyze())["batch"]
+    S = next(s for s in r.roots[0].free_symbols if s.name == "S")
+    assert r.values == (value,)
+    assert same(r.roots[0], closed.xreplace({sympy.Symbol("S"): S}))
+    assert [str(c) for c in r.validity[0]] == [validity]
+
+
+def test_closed_form_at_a_tie_of_the_branches_holds_on_both():
+    # S = 1024: 4·B·S = 2·B·S + 2048·B, both branches give B* = (10^7 − 2048·1024)/4096 = 7902848/4096
+    # = 61741/32, and the condition of the branch taken (S ≥ 1024 or S ≤ 1024) holds there.
+    r = solves(load_string(BRANCHES % 1024).analyze())["batch"]
+    assert r.values == (R(61741, 32),)
+    (cond,) = r.validity[0]
+    assert str(cond) in ("S >= 1024", "S <= 1024")
+
+
+def test_closed_form_validity_is_printed(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(BRANCHES % 2048)
+    assert main(["run", str(path)]) == 0
+    assert ("       (this closed form holds only while S ≥ 1024; elsewhere another branch of max()/min() "
+            "gives B*)") in capsys.readouterr().out.splitlines()
+
+
+def test_serving_batch_closed_form_holds_up_to_the_attention_branch(analyze_example):
+    from costlang.frontend.settings import parse_settings
+    # At S = 1024 the live peak is the lm_head's: logits and hidden, (128256 + 4096)·2 = 264,704 B
+    # per token; the attention's scores and probabilities with the rest of its kernel hold
+    # 128·B·S·(S + 80) B. 264704·B·S ≥ 128·B·S·(S + 80) ⇔ S ≤ 2068 − 80 = 1988.
+    a = analyze_example("llm/serving_llama3_8b_h100.cost")
+    (r,) = a.solves
+    assert r.values == (R(975639, 12328),)           # 124881792/(517·1024 + 256·4096) ≈ 79.14
+    assert "S <= 1988" in [str(c) for c in r.validity[0]]
+    # Past S = 1988 the other branch: B* = 499527168/(S² + 80·S + 1024·T); at S = 8192, T = 4096:
+    # 499527168/(67108864 + 655360 + 4194304) = 499527168/71958528 = 975639/140544 ≈ 6.942, where the
+    # first closed form would give 124881792/(517·8192 + 256·4096) ≈ 23.63.
+    from costlang.queries.whatif import scenario_analysis
+    (far,) = scenario_analysis(a, parse_settings("S=8192")).solves
+    assert far.values == (R(975639, 140544),)
+    assert "S >= 1988" in [str(c) for c in far.validity[0]]
+
+
+# --- where sympy cannot solve exactly: found numerically, or undecided -------------------------------
+
+CUSTOM = """hardware hw { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s } }
+use hardware hw
+dim B
+input x: fp16[B]
+y = custom(x) -> fp16[B] { flops = %s; reads = %s }
+solve "I": intensity(y) = critical_intensity(y) for B
+"""
+
+
+def test_exponential_in_the_size_is_solved_numerically_with_exact_whole_numbers():
+    # I* = 1e15 / 2e12 = 500. bytes = 2·B written + 3000·(1 − (7/8)^B) read (an MoE-like touch count):
+    # I = 2000·B / (2·B + 3000·(1 − (7/8)^B)) = 500 ⇔ 1000·B = 1500000·(1 − (7/8)^B)
+    # ⇔ B = 1500·(1 − (7/8)^B): B* = 1500 − 1500·(7/8)^B* ≈ 1500 − 1.7e-84, just below 1500.
+    # B = 1499: 1499 < 1500·(1 − (7/8)^1499) ≈ 1500, memory-bound; B = 1500: 1500 > 1500 − 1500·(7/8)^1500,
+    # compute-bound by a hair (a relative 1e-87): the whole numbers come from exact signs, not from
+    # rounding the decimal 1500.0.
+    r = solves(load_string(CUSTOM % ("2000 * B", "3000 * (1 - (7 / 8) ^ B)")).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - 1500) < sympy.Rational(1, 10 ** 6)
+    assert [(c.lower, c.upper) for c in r.scan.changes] == [(1499, 1500)]
+    assert [g.side for g in r.regimes] == ["memory-bound", "compute-bound"]
+    assert [(w.side, w.value) for w in r.whole] == [("memory-bound", 1499), ("compute-bound", 1500)]
+    assert r.undecided == ()
+
+
+def test_ceil_in_the_size_gives_every_crossing_exact_or_numeric():
+    # I = 2000·B / (2·B + 300·c), c = ceil(B/256): I = 500 ⇔ 1000·B = 150000·c ⇔ B = 150·c.
+    # c = 1 (B ≤ 256): B = 150, exact; c = 2 (256 < B ≤ 512): B = 300, exact; c ≥ 3: 150·c < 256·(c − 1),
+    # no root. Between them the sign of B − 150·c jumps at B = 256 (c: 1 → 2): compute-bound up to 256
+    # (256 > 150), memory-bound just above (257 < 300). For B > 300, B − 150·c ≥ B − 150·(B/256 + 1) > 0.
+    r = solves(load_string(CUSTOM % ("2000 * B", "300 * ceil(B / 256)")).analyze())["I"]
+    assert r.values[0] == 150 and r.values[2] == 300 and r.numeric == (False, True, False)
+    assert [(c.lower, c.upper) for c in r.scan.changes if c.lower != c.upper] == [(256, 257)]
+    assert [g.side for g in r.regimes] == ["memory-bound", "compute-bound", "memory-bound", "compute-bound"]
+    # at B = 150 and 300 exactly I = I* (balanced): the neighbours are 149 | 151 and 299 | 301
+    assert [w.value for w in r.whole] == [149, 151, 256, 257, 299, 301]
+
+
+def test_no_sign_change_found_is_undecided_never_a_regime(tmp_path, capsys):
+    # flops = 500·B: I = 500·B / (2·B + 3000·(1 − (7/8)^B)) < 500·B / (2·B) = 250 < 500, so no crossing,
+    # but sympy cannot prove it: the scan finds no sign change and the answer says undecided.
+    text = CUSTOM % ("500 * B", "3000 * (1 - (7 / 8) ^ B)")
+    r = solves(load_string(text).analyze())["I"]
+    assert r.values == () and r.regimes == () and r.no_crossing is None and r.whole == ()
+    assert "regimes" in r.undecided and r.scan.changes == ()
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(text)
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("    undecided: sympy cannot solve this exactly, and intensity(y) - critical_intensity(y) does not "
+            "change sign at any of 383 points from B = 1 to 2^50 (a scan, not a proof)") in out.splitlines()
+    assert "for every B" not in out
+
+
+def test_numeric_root_is_printed_as_found_numerically(tmp_path, capsys):
+    from costlang.cli import main
+    path = tmp_path / "f.cost"
+    path.write_text(CUSTOM % ("2000 * B", "300 * ceil(B / 256)"))
+    assert main(["run", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("    B* ≈ 256   (found numerically, by bisection on the exact expression: intensity(y) - "
+            "critical_intensity(y) changes sign between B = 256 and 257)") in lines
+    assert "    B* = 150" in lines and "    B* = 300" in lines
+
+
+def test_moe_experts_touched_crossing_is_found_numerically():
+    # The stdlib moe with 8 experts, top 1: the batch touches 8·(1 − (7/8)^B) experts. Over the block
+    # (router matmul, softmax, experts): FLOPs 352,481,320·B; bytes 24,640·B + 65,536
+    # + 2,818,572,288·(1 − (7/8)^B); the block's I* (FLOP-weighted over its kernels' peaks) is
+    # 116666999023830/394982373301 ≈ 295.37. With (7/8)^B ≈ 0 near the root:
+    # B* ≈ I*·2,818,637,824 / (352,481,320 − 24,640·I*) ≈ 2411.76: memory-bound up to 2411.
+    text = ("import llm\nuse hardware h100_sxm\ndim B\ninput x: bf16[B, 1, 4096]\n"
+            "m = moe(x, experts = 8, top_k = 1, ffn = 14336, wt = bf16, at = bf16)\n"
+            'solve "I": intensity(m) = critical_intensity(m) for B\n')
+    r = solves(load_string(text).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - sympy.Float("2411.76285")) < sympy.Rational(1, 10 ** 4)
+    assert [(w.side, w.value) for w in r.whole] == [("memory-bound", 2411), ("compute-bound", 2412)]
+
+
+def test_a_param_is_scanned_over_positive_reals():
+    # B = 1000: I = 2000·1000 / (2·1000 + 1000·r·(1 − (7/8)^r)) = 500 ⇔ r·(1 − (7/8)^r) = 2;
+    # r = 4.458: (7/8)^4.458 = e^(4.458·ln 0.875) = e^(−0.5953) = 0.5514, 4.458·0.4486 = 2.000.
+    # Below it the reads are smaller: compute-bound; above, memory-bound.
+    text = CUSTOM.replace("dim B", "dim B = 1000\nparam r = 3") % ("2000 * B", "1000 * r * (1 - (7 / 8) ^ r)")
+    r = solves(load_string(text.replace("for B", "for r")).analyze())["I"]
+    (value,) = r.values
+    assert r.numeric == (True,) and abs(value - sympy.Float("4.45822")) < sympy.Rational(1, 10 ** 4)
+    assert [g.side for g in r.regimes] == ["compute-bound", "memory-bound"] and r.whole == ()
+    assert r.scan.low == R(1, 2 ** 20) and r.scan.high == 2 ** 50

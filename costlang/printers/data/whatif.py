@@ -32,7 +32,8 @@ def solve_dict(r) -> dict:
         "exact_values": [None if v is None else str(v) for v in r.values],
         "regimes": [{"from": _num(g.lower), "to": _num(g.upper), "side": g.side.value} for g in r.regimes],
         "whole": [{"largest": w.largest, "side": w.side.value, "crossing": _num(w.crossing), "rounding": w.rounding,
-                   "value": int(w.value)} for w in r.whole],
+                   "value": None if w.value is None else int(w.value),
+                   "rejected": [{"value": int(v), "reason": why} for v, why in w.rejected]} for w in r.whole],
         "no_crossing": None if r.no_crossing is None else {
             "side": r.no_crossing.side, r.no_crossing.extremum: _num(r.no_crossing.value),
             "at": _num(r.no_crossing.at), "approached": r.no_crossing.approached, "other": r.no_crossing.other,
@@ -43,6 +44,11 @@ def solve_dict(r) -> dict:
         "steps": [{"kind": st.kind.value, "expr": str(st.expr)} for st in r.steps],
         "undecided": [u.value for u in r.undecided],
         "ties": [{"symbol": name, "value": str(v)} for name, v in r.ties],
+        "validity": [[str(c) for c in conds] for conds in r.validity],
+        "numeric": list(r.numeric),
+        "scan": None if r.scan is None else {
+            "from": _num(r.scan.low), "to": _num(r.scan.high), "points": r.scan.points,
+            "changes": [{"between": [_num(c.lower), _num(c.upper)], "value": float(c.value)} for c in r.scan.changes]},
     }
 
 

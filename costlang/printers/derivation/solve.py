@@ -69,9 +69,20 @@ class SolveDerivation:
             eq = self.math(f"{self._tex(_lifted(sympy.Symbol(name)))[0]} = {self._tex(_lifted(tied))[0]}")
             blocks.append(self.paragraph(self._say("tied", x=self.math(self._x(r)), eq=eq)))
         blocks += [self._roots(r), self._legend(r)]
+        blocks += [self.paragraph(self._say(
+            "validity", root=self.math(f"{self._star(r, i)} = {self._tex(_lifted(root))[0]}"),
+            x=self.math(self._star(r, i)),
+            conditions=", ".join(self.math(self._tex(_lifted(c))[0]) for c in conds)))
+            for i, (root, conds) in enumerate(zip(r.roots, r.validity)) if conds]
         blocks += [self.paragraph(self._say("condition", expr=self.math(self._tex(_lifted(e))[0]),
                                             condition=self.math(self._tex(_lifted(c))[0])))
                    for e, c in r.conditions]
+        if r.scan is not None:   # roots sympy could not find exactly: found numerically, or undecided
+            sc = r.scan
+            fields = dict(points=str(sc.points), low=self.math(self._tex(sc.low)[0]),
+                          high=self.math(self._tex(sc.high)[0]))
+            blocks.append(self.paragraph(self._say("scanned", x=self.math(self._x(r) + "^{*}"), **fields)
+                                         if r.values else self._say("scan_none", **fields)))
         if r.no_crossing is not None:
             blocks.append(self._no_crossing(r))
         elif r.regimes and r.relation == "=":
@@ -210,17 +221,27 @@ class SolveDerivation:
             form = {"floor": rf"\left\lfloor {star} \right\rfloor", "ceil": rf"\left\lceil {star} \right\rceil",
                     "minus_one": f"{star} - 1", "plus_one": f"{star} + 1"}[w.rounding]
             items.append(self._whole_item("whole_largest" if w.largest else "whole_smallest", r, w.side, form,
-                                          w.value))
+                                          w.value, w.rejected))
         if not items:
             return ""
         return self.paragraph(self._say("whole", x=self.math(self._x(r)))) + "\n\n" + self.items(items)
 
-    def _whole_item(self, key: str, r, side, form: str, value) -> str:
+    def _whole_item(self, key: str, r, side, form: str, value, rejected=()) -> str:
         relation = relation_side(side, r.lhs_text, r.rhs_text)
         predicate = self._say("satisfies", condition=self.code(relation)) if relation else \
             self.text(self._p("regime_is")[side.value])
-        return self._say(key, x=self.math(self._x(r)), predicate=predicate,
-                         value=self.math(f"{form} = {self._tex(value)[0]}"))
+        if not rejected:
+            shown = self.math(f"{form} = {self._tex(value)[0]}")
+        else:   # the nearest whole numbers make the file an error (a shard that does not divide)
+            first, reason = rejected[0]
+            values = [v for v, _ in rejected]
+            listed = ", ".join(str(v) for v in values) if len(values) <= 3 else \
+                f"{values[0]}, {values[1]}, \\ldots, {values[-1]}"
+            fields = dict(form=self.math(f"{form} = {first}"), rejected=self.math(f"{self._x(r)} = {listed}"),
+                          reason=self.text(reason))
+            shown = self._say("whole_none", count=str(len(values)), **fields) if value is None else \
+                self._say("whole_accepted", value=self.math(self._tex(value)[0]), **fields)
+        return self._say(key, x=self.math(self._x(r)), predicate=predicate, value=shown)
 
     def _no_crossing(self, r) -> str:
         """The side that never reaches the other: its sup (inf), where, and what a crossing needs."""

@@ -105,13 +105,15 @@ def _equation_lines(r: SolveResult) -> list[str]:
     if r.legend:
         out.append("    where " + "; ".join(f"{item.symbol} = {_v(item.value)} ({item.meaning})" for item in r.legend))
     out += [f"    {text}" for text in _condition_texts(r)]
+    if r.scan is not None:
+        out.append(f"    {scan_words(r)}")
     if r.no_crossing is not None:
         out += _no_crossing_lines(r)
     if r.regimes and r.relation == "=" and r.no_crossing is None:
         out.append(f"    {_regime_text(r)}")
     if r.solution is not None:
         out.append(f"    holds for {_set_text(r.solution, x, r.unit)}")
-    out += [f"    {whole_words(r, w)}: {whole_formula(r, w)} = {w.value}" for w in r.whole]
+    out += [f"    {whole_words(r, w)}: {whole_answer(r, w)}" for w in r.whole]
     out += [_limit_text(r, lim) for lim in r.limits]
     out += [_approx_text(r, ap) for ap in r.approximations]
     if r.undecided:   # said, never left out silently
@@ -125,6 +127,9 @@ def _root_lines(r: SolveResult) -> list[str]:
     out, given = [], _given_text(r)
     for i, root in enumerate(r.roots):
         value = r.values[i] if i < len(r.values) else None
+        if i < len(r.numeric) and r.numeric[i]:
+            out.append(f"    {r.symbol}* ≈ {sig(float(value), 6)}   ({numeric_words(r, value)})")
+            continue
         shown = value is not None and value != root
         case = case_words(r.cases[i], expr=_expr) if i < len(r.cases) else ""
         notes = "; ".join(filter(None, [given if shown else "", case]))
@@ -133,7 +138,38 @@ def _root_lines(r: SolveResult) -> list[str]:
         general = r.general[i] if i < len(r.general) else None
         if general is not None and general != root:
             out.append(f"       = {_expr(general)}   (general form)")
+        conds = r.validity[i] if i < len(r.validity) else ()
+        if conds:   # the max()/min() branch it was solved on: elsewhere another branch gives X*
+            listed = ", ".join(_expr(c) for c in conds[:-1]) + (" and " if len(conds) > 1 else "") + _expr(conds[-1])
+            out.append(f"       (this closed form holds only while {listed}; elsewhere another branch of "
+                       f"max()/min() gives {r.symbol}*)")
     return out
+
+
+def numeric_words(r: SolveResult, value) -> str:
+    """How a root sympy could not find exactly was found: `found numerically: lhs − rhs changes sign
+    between 2395 and 2396 (bisection on the exact expression)`."""
+    change = next((c for c in r.scan.changes if c.value == value), None) if r.scan else None
+    where = f" between {r.symbol} = {_v(change.lower)} and {_v(change.upper)}" if change is not None else ""
+    return f"found numerically, by bisection on the exact expression: {r.lhs_text} - {r.rhs_text} changes sign{where}"
+
+
+def _power_of_two(v) -> str:
+    """`1`, `2^50`, `2^-20`: the ends of a scan."""
+    k = sympy.log(v, 2)
+    return str(v) if v == 1 or not k.is_integer else f"2^{k}"
+
+
+def scan_words(r: SolveResult) -> str:
+    """What the scan for sign changes tried, where sympy could not solve exactly: with no change
+    found nothing is decided (a scan is not a proof)."""
+    sc = r.scan
+    points = f"{sc.points} points from {r.symbol} = {_power_of_two(sc.low)} to {_power_of_two(sc.high)}"
+    if not r.values:
+        return (f"undecided: sympy cannot solve this exactly, and {r.lhs_text} - {r.rhs_text} does not change "
+                f"sign at any of {points} (a scan, not a proof)")
+    return (f"(sympy cannot solve this exactly: the crossings are the sign changes of {r.lhs_text} - {r.rhs_text} "
+            f"at {points}; two crossings between neighbouring points would be missed)")
 
 
 def _given_text(r: SolveResult) -> str:
@@ -175,6 +211,26 @@ def whole_words(r, w) -> str:
     if len({v for v in r.values if v is not None}) > 1:
         text += f" ({'below' if w.largest else 'above'} {r.symbol}* = {_v(w.crossing)})"
     return text
+
+
+def whole_answer(r, w) -> str:
+    """`floor(B*) = 79`; when the file rejects the nearest whole numbers (`--set n=3` is an error),
+    the first one it accepts, with the ones it rejects and why."""
+    if not w.rejected:
+        return f"{whole_formula(r, w)} = {w.value}"
+    first, reason = w.rejected[0]
+    rejected = _values_text([v for v, _ in w.rejected])
+    because = f"{whole_formula(r, w)} = {first}, but the file rejects {r.symbol} = {rejected}: {reason}"
+    if w.value is None:
+        return f"none accepted within {len(w.rejected)} whole values   ({because})"
+    return f"{w.value}   ({because})"
+
+
+def _values_text(values) -> str:
+    """`3`, `3, 5`, or `3, 5, …, 255 (128 values)`."""
+    if len(values) <= 3:
+        return ", ".join(str(v) for v in values)
+    return f"{values[0]}, {values[1]}, …, {values[-1]} ({len(values)} values)"
 
 
 def whole_formula(r, w) -> str:

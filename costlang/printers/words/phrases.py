@@ -70,6 +70,13 @@ _EN = {
     "where": "where {items}.",
     "lifted": {"b": "bytes per element", "Istar": "critical intensity", "BW": "bandwidth"},
     "condition": "Valid when {condition} (for {expr}).",
+    "scanned": "sympy cannot solve this equation exactly, so {x} was found numerically: the sign changes of "
+               "lhs − rhs at {points} points from {low} to {high}, each narrowed by bisection on the exact "
+               "expression (two crossings between neighbouring points would be missed).",
+    "scan_none": "Undecided: sympy cannot solve this equation exactly, and lhs − rhs does not change sign at any "
+                 "of {points} points from {low} to {high}; a scan is not a proof, so no regime is stated.",
+    "validity": "The closed form {root} holds only while {conditions}: there the max()/min() branch it was "
+                "solved on is the one taken; elsewhere another branch gives {x}.",
     "regimes": "On each side of the crossing:",
     "every": "every {x}",
     "regime_words": {"memory-bound": "memory-bound", "compute-bound": "compute-bound",
@@ -82,6 +89,8 @@ _EN = {
     "whole": "Whole values of {x}:",
     "whole_largest": "largest whole {x} that {predicate}: {value}",
     "whole_smallest": "smallest whole {x} that {predicate}: {value}",
+    "whole_accepted": "{value}, the first from {form} that the file accepts (it rejects {rejected}: {reason})",
+    "whole_none": "none from {form} that the file accepts within {count} values (it rejects {rejected}: {reason})",
     "holds": "The relation holds for {where}.",
     "holds_nowhere": "No {x} satisfies the relation.",
     "or": " or ",
@@ -181,6 +190,13 @@ _KO = {
     "where": "여기서 {items}.",
     "lifted": {"b": "원소당 바이트", "Istar": "임계 강도", "BW": "대역폭"},
     "condition": "{condition} 일 때 성립 ({expr}).",
+    "scanned": "sympy가 이 방정식을 정확히 풀 수 없어 {x}를 수치로 찾았다: {low}부터 {high}까지 {points}개 점에서 "
+               "lhs − rhs의 부호가 바뀌는 곳을 찾고, 정확한 식 위의 이분법으로 좁혔다 (이웃한 두 점 사이의 "
+               "교차 두 개는 놓칠 수 있다).",
+    "scan_none": "결정할 수 없음: sympy가 이 방정식을 정확히 풀 수 없고, {low}부터 {high}까지 {points}개 점에서 "
+                 "lhs − rhs의 부호가 바뀌지 않는다. 훑어보기는 증명이 아니므로 판정을 말하지 않는다.",
+    "validity": "닫힌 형태 {root}는 {conditions}일 때만 성립한다: 그때 풀이에 쓴 max()/min() 분기가 "
+                "선택된다. 그 밖에서는 다른 분기가 {x}를 준다.",
     "regimes": "교차점 양쪽의 판정:",
     "every": "모든 {x}",
     "regime_words": {"memory-bound": "메모리 바운드", "compute-bound": "연산 바운드",
@@ -193,6 +209,8 @@ _KO = {
     "whole": "정수 {x}:",
     "whole_largest": "{predicate} 가장 큰 정수 {x}: {value}",
     "whole_smallest": "{predicate} 가장 작은 정수 {x}: {value}",
+    "whole_accepted": "{form}부터 파일이 받아들이는 첫 값 {value} ({rejected} 거부: {reason})",
+    "whole_none": "{form}부터 {count}개 안에 파일이 받아들이는 값 없음 ({rejected} 거부: {reason})",
     "holds": "{where}에서 성립한다.",
     "holds_nowhere": "관계를 만족하는 {x:는} 없다.",
     "or": " 또는 ",
