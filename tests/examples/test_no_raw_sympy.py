@@ -102,7 +102,8 @@ def test_the_scan_finds_each_banned_spelling():
 #: keep the default suite under two minutes; their `run` report is scanned by the default run. Every
 #: other example is scanned in full by tests/examples/test_all_files.py, from the analysis it makes anyway
 HEAVY = {"llm/llama3_70b_h100_decode.cost", "llm/serving_llama3_8b_h100.cost", "llm/mixtral_decode_experts.cost",
-         "parallel/megatron_llama3_70b_layer.cost", "queries/llm_decode_batch.cost", "composition/mlp_stack.cost"}
+         "parallel/megatron_llama3_70b_layer.cost", "queries/llm_decode_batch.cost", "composition/mlp_stack.cost",
+         "memory/flash_attention.cost"}
 
 
 def test_the_heavy_list_names_existing_examples():

@@ -544,6 +544,7 @@ def test_closed_form_validity_is_printed(tmp_path, capsys):
             "gives B*)") in capsys.readouterr().out.splitlines()
 
 
+@pytest.mark.slow  # two analyses of the serving example; the branch rule is pinned fast by the relu → matmul cases above
 def test_serving_batch_closed_form_holds_up_to_the_attention_branch(analyze_example):
     from costlang.frontend.settings import parse_settings
     # At S = 1024 the live peak is the lm_head's: logits and hidden, (128256 + 4096)·2 = 264,704 B
@@ -630,6 +631,7 @@ def test_numeric_root_is_printed_as_found_numerically(tmp_path, capsys):
     assert "    B* = 150" in lines and "    B* = 300" in lines
 
 
+@pytest.mark.slow  # the stdlib MoE block; the same route is pinned fast by the (7/8)^B custom kernel above
 def test_moe_experts_touched_crossing_is_found_numerically():
     # The stdlib moe with 8 experts, top 1: the batch touches 8·(1 − (7/8)^B) experts. Over the block
     # (router matmul, softmax, experts): FLOPs 352,481,320·B; bytes 24,640·B + 65,536
