@@ -349,16 +349,14 @@ class _Resolver:
     def check_selections(self) -> None:
         """One program runs on one hardware: imported files' `use` lines that differ, with none in the
         main file to settle it, are an error naming both lines."""
-        if any(m for *_, m in self.selections):
+        if not self.selections or any(m for *_, m in self.selections):
             return
-        first = self.selections[0] if self.selections else None
+        first_span, *first = self.selections[0][:3]
         for span, hardware, system, _ in self.selections[1:]:
-            if (hardware, system) != first[1:3]:
-                def said(h, s):
-                    return f"system {s}" if s is not None else f"hardware {h}"
+            if [hardware, system] != first:
                 raise SemanticError(
-                    f"{said(hardware, system)} is selected here, and {said(*first[1:3])} at "
-                    f"{first[0].file}:{first[0].line}: one program runs on one hardware", span,
+                    f"{_selection(hardware, system)} is selected here, and {_selection(*first)} at "
+                    f"{first_span.file}:{first_span.line}: one program runs on one hardware", span,
                     "select it once: a `use hardware NAME` line in the main file settles it for every "
                     "import, or remove one of these lines")
 
@@ -492,6 +490,11 @@ class _Resolver:
         for attr in ("name",):
             if isinstance(getattr(stmt, attr, None), str):
                 self.poisoned.add(getattr(stmt, attr))
+
+
+def _selection(hardware: str, system: Optional[str]) -> str:
+    """What a `use` line selects, in words: `system NAME` or `hardware NAME`."""
+    return f"system {system}" if system is not None else f"hardware {hardware}"
 
 
 def _is_stdlib(module: str) -> bool:
