@@ -60,6 +60,7 @@ class TensorDecl:
     name: str
     type: TensorType
     span: Span
+    frozen: bool = False  # `weight W: bf16[d, d] frozen`: a training step computes no dW for it
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,23 @@ class BlockDef:
     name: str
     params: tuple[BlockParam, ...]
     body: tuple["Statement", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class GradDef:
+    """`grad OP(a, b) { da = ...; db = ... }`: the gradient of an op's inputs, as costlang
+    statements over its inputs, its result `y` and the result's gradient `dy` (frontend.backward)."""
+    op: Name
+    params: tuple[str, ...]
+    body: tuple["Assign", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Train:
+    """`train { options }`: the program is one training step (frontend.backward)."""
+    options: tuple[Option, ...]
     span: Span
 
 
@@ -241,7 +259,7 @@ class FusionMode:
 
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
                   Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return,
-                  SystemDef, Shard, Parallel]
+                  SystemDef, Shard, Parallel, GradDef, Train]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,9 @@ _CUSTOM_OPTIONS = {"flops": FLOP, "reads": BYTE, "writes": BYTE,
                    "experts": DIMENSIONLESS, "top_k": DIMENSIONLESS,
                    # a gather of rows from a weight with this many rows (an embedding table):
                    # `parallel tensor` splits that weight over its rows (vocabulary-parallel)
-                   "gathers": DIMENSIONLESS}
+                   "gathers": DIMENSIONLESS,
+                   # its backward, for a training step (frontend.backward)
+                   "backward_flops": FLOP, "backward_reads": BYTE, "backward_writes": BYTE}
 
 
 def resolve_call(r, s: ast.Assign):
@@ -209,7 +211,8 @@ def _custom_call(r, s: ast.Assign, inputs):
     node = OpNode(s.name, CUSTOM, tuple(t.name for t in inputs), tensor.name if tensor else None,
                   opts.get("flops", sympy.Integer(0)), math, call.span,
                   reads=opts.get("reads"), writes=opts.get("writes"), scope=r.scope_path,
-                  repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k", "gathers") if k in opts))
+                  repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k", "gathers", "backward_flops",
+                                                        "backward_reads", "backward_writes") if k in opts))
     return node, tensor
 
 

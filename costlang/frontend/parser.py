@@ -217,7 +217,7 @@ class _ToAst:
         return ast.TensorType(str(c[0]), dims, self._span(meta), self._tspan(c[0]))
 
     def tensor_stmt(self, meta, c):
-        return ast.TensorDecl(c[0], self._plain(c[1]), c[2], self._span(meta))
+        return ast.TensorDecl(c[0], self._plain(c[1]), c[2], self._span(meta), c[3] is not None)
 
     def keyword_arg(self, meta, c):
         return ast.Option(str(c[0]), c[1], self._span(meta))
@@ -277,6 +277,15 @@ class _ToAst:
             if not isinstance(item, ast.BlockParam) and item is not None:
                 body.extend(item if isinstance(item, list) else [item])
         return ast.BlockDef(self._plain(name), params, tuple(body), self._span(meta))
+
+    def grad_def(self, meta, c):
+        op, *rest = c
+        params = tuple(str(t) for t in rest if isinstance(t, Token))
+        body = tuple(x for x in rest if isinstance(x, ast.Assign))
+        return ast.GradDef(ast.Name(str(op), self._tspan(op)), params, body, self._span(meta))
+
+    def train_stmt(self, meta, c):
+        return ast.Train(tuple(c[0] or ()), self._span(meta))
 
     def option(self, meta, c):
         return ast.Option(str(c[0]), c[1], self._span(meta))

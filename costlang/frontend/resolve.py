@@ -46,6 +46,8 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             if path is not None:
                 r.stack.append(path.resolve())  # so that importing the main file again is a cycle
             r.run_module(module, path)
+        if r.program.training is not None and not r.errors:
+            _derive_backward(r)
         try:
             r.check_selections()
         except CostlangError as e:
@@ -64,7 +66,7 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
 #: is the same every time. Restored only while none of the files it read has changed.
 _PRELUDE: dict = {}
 #: the resolver's containers that the prelude fills (the program's are all of its containers)
-_RESOLVER_STATE = ("origin", "loaded", "poisoned", "let_values", "placeholders", "block_defs")
+_RESOLVER_STATE = ("origin", "loaded", "poisoned", "let_values", "placeholders", "block_defs", "grad_defs")
 
 
 def _restore_prelude(r: _Resolver) -> bool:
@@ -119,6 +121,19 @@ def _copied(value):
     return type(value)(value) if isinstance(value, (dict, list, set)) else value
 
 
+def _derive_backward(r) -> None:
+    from costlang.frontend.backward import derive_backward
+    try:
+        grads = derive_backward(r)
+    except ErrorGroup as g:
+        r.errors.extend(g.errors)
+        return
+    except CostlangError as e:
+        r.errors.append(e)
+        return
+    r.program.training = dataclasses.replace(r.program.training, weight_grads=tuple(grads.items()))
+
+
 def _with_settings(e: CostlangError, text: str) -> CostlangError:
     """An error found only under what-if settings names them: they are not in the quoted line."""
     if text:
@@ -146,6 +161,7 @@ class _Resolver:
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
         self.sharing: list[tuple] = []       # (instance, the instance whose weights it shares, span)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
+        self.grad_defs: dict[str, ast.GradDef] = {}    # ops' gradients as written (frontend.backward)
         self.expr_base = ""                  # the target that sub-expressions are named after
         self.depth = 0                       # modules being run (1: the main file or the prelude)
         self.top_names: dict[str, Span] = {}  # the names the main file defines
@@ -265,7 +281,11 @@ class _Resolver:
         self.define("value", s.name, s.span)
         dtype = self.dtype(s.type.dtype, s.type.dtype_span)
         shape = self.shape(s.type)
-        tensor = self.stored(Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path))
+        if s.frozen and s.role != "weight":
+            raise SemanticError(f"only a weight can be frozen; '{s.name}' is {'an' if s.role == 'input' else 'a'} "
+                                f"{s.role}", s.span, "a training step updates weights; inputs and caches have no gradient")
+        tensor = self.stored(Tensor(s.name, dtype, shape, s.role, s.span, s.name, self.repeat_path,
+                                    frozen=s.frozen))
         if s.role == "weight" and self.sharing:
             from costlang.frontend.blocks import shared_weight
             tensor = shared_weight(self, tensor)
@@ -305,6 +325,14 @@ class _Resolver:
     def stmt_BlockDef(self, s: ast.BlockDef, path) -> None:
         from costlang.frontend.blocks import define_block
         define_block(self, s)
+
+    def stmt_GradDef(self, s: ast.GradDef, path) -> None:
+        from costlang.frontend.backward import define_grad
+        define_grad(self, s)
+
+    def stmt_Train(self, s: ast.Train, path) -> None:
+        from costlang.frontend.training import train_statement
+        train_statement(self, s)
 
     def stmt_Return(self, s: ast.Return, path) -> None:
         raise SemanticError("`return` belongs inside a block", s.span)

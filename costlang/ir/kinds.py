@@ -232,7 +232,13 @@ def _reduce(ctx: CallContext) -> KindResult:
 
 
 def _rowwise(ctx: CallContext) -> KindResult:
-    (x,) = ctx.inputs
+    """One kernel over rows; several operands (a gradient's y and dy) have the first one's shape."""
+    x = ctx.inputs[0]
+    for other in ctx.inputs[1:]:
+        if len(other.shape) != len(x.shape) or not all(same_dim(a, b, ctx.bindings, ctx.span)
+                                                       for a, b in zip(other.shape, x.shape)):
+            raise ShapeError(f"{ctx.op.name}: a row-wise op's operands have one shape; {x.name}"
+                             f"{shape_text(x.shape)} and {other.name}{shape_text(other.shape)} differ", ctx.span)
     return KindResult(x.shape, _math(ctx), ctx.op.flops * x.numel)
 
 
@@ -262,7 +268,7 @@ RULES: dict[str, Callable[[CallContext], KindResult]] = {
     "view": _view,
 }
 KINDS = tuple(RULES) + ("custom", "collective")
-ARITY = {"matmul": 2, "reduce": 1, "rowwise": 1, "view": 1}
+ARITY = {"matmul": 2, "reduce": 1, "view": 1}  # rowwise: one operand or more of one shape
 
 
 def check_arity(op: OpSpec, span: Span) -> None:

@@ -22,7 +22,7 @@ from costlang.ir.statements import Block, Compare, Let, Query, Scenario, Solve
 from costlang.ir.system import Comms, ParallelSpec, ShardSpec, System
 
 __all__ = ["Overrides", "Origin", "Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
-           "Measurement", "Program", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
+           "Measurement", "Program", "Training", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
 
 FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
 ROLES = ("input", "weight", "cache", "gradient", "intermediate", "output")
@@ -75,6 +75,7 @@ class Tensor:
     storage: str  # the tensor whose memory this one is (itself unless it is a view)
     repeat: tuple[str, ...] = ()  # the repeats (innermost last) whose body declares it
     partial: bool = False  # a view of part of its storage (slice, split): readers read only this part
+    frozen: bool = False  # a weight a training step does not update (`frozen`): no gradient
 
     # computed once per tensor: costs, the verifier and the footprint ask for them again and again
     @functools.cached_property
@@ -209,6 +210,23 @@ class Repeat:
 
 
 @dataclass(frozen=True)
+class Training:
+    """`train { ... }`: the program is one training step: the forward as written, the backward
+    derived from it (frontend.backward), and the optimizer's update. `options` are the statement's
+    other settings (name → value: a sympy expression, or a name for words such as `adamw`)."""
+    span: Span
+    optimizer: Optional[str] = None
+    recompute: str = "none"              # none, selective or full
+    gradients: Optional[Dtype] = None    # the weights' gradients' dtype (default: each weight's own)
+    options: tuple[tuple[str, object], ...] = ()
+    #: weight → the tensor holding its gradient (filled when the backward is derived)
+    weight_grads: tuple[tuple[str, str], ...] = ()
+
+    def option(self, key: str, default=None):
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True)
 class Overrides:
     """What-if changes made while resolving, exactly as if the file said so (`frontend.variants`):
     dims and params take other values (None: free), tensors are stored in other dtypes. Every
@@ -286,6 +304,8 @@ class Program:
     sizes: list = field(default_factory=list)
     #: symbols a what-if tied to freed ones (`frontend.variants.unbind`): (name, value)
     ties: tuple = ()
+    #: `train { ... }`: a training step (the backward's nodes follow the forward's)
+    training: Optional[Training] = None
 
     @property
     def system(self) -> Optional[System]:

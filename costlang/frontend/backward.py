@@ -1,0 +1,356 @@
+"""The backward pass, derived from the forward graph op by op: `train { ... }` → forward + backward.
+
+Input: the resolver after the main file (its `Program.nodes` are the forward graph, in definition
+order, which is topological) and the gradient rules the stdlib states next to each op
+(`grad matmul(a, b) { da = dy @ transpose(b); db = transpose(a) @ dy }`, stdlib/ops.cost). Output:
+the backward's nodes and tensors appended to the program, in reverse order of the forward, each
+an ordinary node that fusion, tiling, sharding and the roofline treat like any other.
+
+How it works (reverse-mode differentiation, the textbook algorithm):
+- Which tensors need a gradient: the trainable weights (every weight not declared `frozen`),
+  and every result computed from one of them. Inputs never need one; a node none of whose
+  inputs needs a gradient gets no backward (frozen weights are pruned this way).
+- The seeds: each program output (or, without `output`, each result nothing reads) that needs a
+  gradient gets `<out>.grad`, an input of its own shape and dtype: the loss's gradient.
+- For each forward node, last first: its result's gradient is the sum of the contributions its
+  readers made (one `add` kernel per extra contribution); the op's rule is renamed to the node's
+  tensors (`a` → its first input, `y` → its result, `dy` → that gradient, `da` → a new tensor
+  `<input>.grad`) and resolved as ordinary statements, in the node's block instance and repeats.
+  A repeated body's backward is one body too: `repeat(L)` stays one repeat, analysed once.
+- Shapes back to the input's: a contribution larger than its input is summed over the broadcast
+  dims. For a matmul (a weight's dW = Xᵀ·dY over a batch of rows) the sum is its contraction,
+  so the matmul's result takes the weight's shape and its FLOPs are unchanged (2·rows·d·n); for
+  other ops a reduction kernel sums it (a bias's gradient). Same size, other shape: a view.
+- A matmul's `density` (causal attention) carries to the matmuls of its gradient.
+- A custom kernel states its own backward (`backward_flops`, `backward_reads`, `backward_writes`):
+  one kernel that writes the gradients of all its inputs that need one; without them a training
+  step through it is an error at the kernel.
+- Weight gradients take the role `gradient`: resident for the whole step, × their repeat count.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import sympy
+
+from costlang.errors import CostlangError, ErrorGroup, SemanticError
+from costlang.ir.program import OpNode, Tensor
+from costlang.frontend import ast
+from costlang.frontend.rename import rename
+
+__all__ = ["define_grad", "derive_backward", "CUSTOM_BACKWARD"]
+
+#: a custom kernel's backward, stated at the call (`{ backward_flops = ...; backward_reads = ... }`)
+CUSTOM_BACKWARD = ("backward_flops", "backward_reads", "backward_writes")
+
+
+def define_grad(r, s: ast.GradDef) -> None:
+    """`grad OP(a, b) { da = ...; db = ... }`: checked against the op, kept as written."""
+    op = s.op.id
+    r.define("grad", op, s.span, overridable=True)
+    spec = r.program.ops.get(op)
+    if spec is None:
+        raise r.unknown(s.op, "operator", r.program.ops)
+    if spec.kind == "collective":
+        raise SemanticError(f"'{op}' is a collective: its gradient follows from the sharding", s.op.span,
+                            "a training step's collectives are inserted by `parallel`/`shard`")
+    if len(s.params) != len(spec.params):
+        raise SemanticError(f"'{op}' takes {len(spec.params)} tensor{'s' * (len(spec.params) != 1)} "
+                            f"({', '.join(spec.params)}); its gradient names {len(s.params)}", s.span)
+    reserved = {"y", "dy"} & set(s.params)
+    if reserved:
+        raise SemanticError(f"'{sorted(reserved)[0]}' names the op's result (y) or its gradient (dy) "
+                            "in a gradient; rename the input", s.span)
+    targets = {"d" + p for p in s.params}
+    for st in s.body:
+        if st.name.startswith("d") and st.name not in targets and st.name[1:] not in s.params \
+                and st.name != "dy":
+            continue  # a local of the rule (`dsum = ...`) is fine
+        if st.name == "dy":
+            raise SemanticError("`dy` is the gradient the rule is given; it cannot be assigned", st.name_span)
+    r.grad_defs[op] = s
+
+
+class _Backward:
+    def __init__(self, r):
+        self.r = r
+        self.p = r.program
+        self.contributions: dict[str, list[str]] = {}
+        self.total: dict[str, str] = {}
+        self.errors: list[CostlangError] = []
+
+    # --- which tensors need a gradient -----------------------------------------------------------
+    def needs(self, nodes) -> set[str]:
+        out = {t.name for t in self.p.tensors.values()
+               if t.role == "weight" and not getattr(t, "frozen", False)}
+        for n in nodes:
+            if n.output is not None and any(i in out for i in n.inputs):
+                out.add(n.output)
+        return out
+
+    def seeds(self, nodes, needs) -> list[str]:
+        read = {i for n in nodes for i in n.inputs}
+        outs = [o for o in sorted(self.p.outputs) if o in needs]
+        outs += [n.output for n in nodes if n.output is not None and n.output in needs
+                 and n.output not in read and n.output not in self.p.outputs]
+        return outs
+
+    # --- the gradient of a tensor: the sum of its contributions ----------------------------------
+    def grad_of(self, name: str) -> Optional[str]:
+        if name in self.total:
+            return self.total[name]
+        parts = self.contributions.get(name, [])
+        if not parts:
+            return None
+        total = parts[0]
+        if len(parts) > 1:
+            t = self.p.tensors[name]
+            with self.at(t.repeat, self._scope_of(name)):
+                for k, part in enumerate(parts[1:], 1):
+                    target = self.new_name(name, "grad_sum")
+                    call = ast.OpCall("add", (ast.Name(total, t.span), ast.Name(part, t.span)), (), None, None, (),
+                                      t.span, t.span)
+                    self.resolve(ast.Assign(target, call, False, t.span, t.span))
+                    total = target
+        self.total[name] = total
+        return total
+
+    def _scope_of(self, name: str) -> str:
+        node = next((n for n in self.p.nodes.values() if n.output == name), None)
+        return node.scope if node is not None else ""
+
+    def new_name(self, base: str, what: str) -> str:
+        from costlang.frontend.blocks import fresh_name
+        return fresh_name(self.r, base, what)
+
+    def at(self, repeat, scope):
+        return _Where(self.r, repeat, scope)
+
+    def resolve(self, st: ast.Assign) -> None:
+        from costlang.frontend.blocks import assign
+        assign(self.r, st)
+
+    # --- one forward node ------------------------------------------------------------------------
+    def node(self, n: OpNode, needs: set[str]) -> None:
+        if n.output is None or n.output not in needs:
+            return
+        targets = [i for i in n.inputs if i in needs]
+        if not targets:
+            return
+        dy = self.grad_of(n.output)
+        if dy is None:
+            return  # nothing downstream of it reaches the loss
+        with self.at(n.repeat, n.scope):
+            if n.op.kind == "custom":
+                self.custom(n, dy, needs)
+            elif n.op.kind == "collective":
+                raise SemanticError(f"a training step cannot run through the collective '{n.name}' written "
+                                    "in the file", n.span, "let `parallel` or `shard` insert the collectives: "
+                                    "they are placed in the backward too")
+            else:
+                self.rule(n, dy, needs)
+
+    def rule(self, n: OpNode, dy: str, needs: set[str]) -> None:
+        g = self.r.grad_defs.get(n.op.name)
+        if g is None:
+            raise SemanticError(f"op '{n.op.name}' states no gradient, and a training step needs the "
+                                f"gradient of '{n.name}'", n.span,
+                                f"state it next to the op: `grad {n.op.name}({', '.join(n.op.params)}) "
+                                "{ d" + (n.op.params[0] if n.op.params else "x") + " = ... }`")
+        y = self.p.tensors[n.output]
+        table: dict = {"y": n.output, "dy": dy}
+        for param, tensor in zip(g.params, n.inputs):
+            table[param] = tensor
+        made: dict[str, str] = {}
+        for st in g.body:
+            param = st.name[1:] if st.name.startswith("d") else None
+            if param in g.params:
+                i = g.params.index(param)
+                x = n.inputs[i]
+                if x not in needs:
+                    continue
+                name = self.new_name(x, "grad")
+                made[st.name] = name
+            else:
+                name = self.new_name(n.output, st.name)
+            table[st.name] = name
+            renamed = rename(dataclasses.replace(st, name=name), table)
+            passed = self.passed_on(renamed, st, g, n)
+            if passed is not None:  # `dx = reshape(dy)` of the same size: the gradient itself
+                table[st.name] = passed
+                if param in g.params:
+                    x = n.inputs[g.params.index(param)]
+                    self.contributions.setdefault(x, []).append(self.fitted(passed, x, n))
+                continue
+            renamed = self.shaped(renamed, st, g, n)
+            before = set(self.p.nodes)
+            self.resolve(renamed)
+            self.carry_density(n, before)
+            if param in g.params and n.inputs[g.params.index(param)] in needs:
+                x = n.inputs[g.params.index(param)]
+                self.contributions.setdefault(x, []).append(self.fitted(name, x, n))
+        del y
+
+    def passed_on(self, st: ast.Assign, original: ast.Assign, g: ast.GradDef, n: OpNode) -> Optional[str]:
+        """`dx = reshape(t)` where t has x's shape, or x is broadcast (a bias): t itself, no node."""
+        call = st.call
+        param = original.name[1:]
+        if (call.op != "reshape" or call.result_type is not None or param not in g.params
+                or len(call.args) != 1 or not isinstance(call.args[0], ast.Name)
+                or call.args[0].id not in self.p.tensors):
+            return None
+        t = self.p.tensors[call.args[0].id]
+        x = self.p.tensors[n.inputs[g.params.index(param)]]
+        if _same(t.numel, x.numel, self.p) and not (len(t.shape) == len(x.shape)
+                                                     and all(_same(a, b, self.p) for a, b in zip(t.shape, x.shape))):
+            return None  # same size, other shape: a view (`shaped`)
+        return t.name
+
+    def shaped(self, st: ast.Assign, original: ast.Assign, g: ast.GradDef, n: OpNode) -> ast.Assign:
+        """A rule's view (`dx = reshape(dy)`) gets the type of the input it is the gradient of."""
+        call = st.call
+        param = original.name[1:]
+        if call.result_type is not None or param not in g.params or call.op != "reshape":
+            return st
+        x = self.p.tensors[n.inputs[g.params.index(param)]]
+        dims = tuple(ast.Const(d, _dimensionless(), st.span) for d in x.shape)
+        dy = self.p.tensors[call.args[0].id] if isinstance(call.args[0], ast.Name) else None
+        dtype = dy.dtype.name if dy is not None else x.dtype.name
+        rt = ast.TensorType(dtype, dims, st.span, st.span)
+        return dataclasses.replace(st, call=dataclasses.replace(call, result_type=rt))
+
+    def carry_density(self, n: OpNode, before: set) -> None:
+        density = n.option("density")
+        if density is None:
+            return
+        for name in [k for k in self.p.nodes if k not in before]:
+            m = self.p.nodes[name]
+            if m.op.kind == "matmul" and m.option("density") is None:
+                self.p.nodes[name] = dataclasses.replace(m, flops=m.flops * density,
+                                                         options=m.options + (("density", density),))
+
+    def fitted(self, name: str, x: str, n: OpNode) -> str:
+        """The contribution `name` brought to x's shape (see the module docstring)."""
+        g, want = self.p.tensors[name], self.p.tensors[x]
+        if len(g.shape) == len(want.shape) and all(_same(a, b, self.p) for a, b in zip(g.shape, want.shape)):
+            return name
+        if _same(g.numel, want.numel, self.p):
+            target = self.new_name(x, "grad_view")
+            dims = tuple(ast.Const(d, _dimensionless(), n.span) for d in want.shape)
+            call = ast.OpCall("reshape", (ast.Name(name, n.span),), (), None,
+                              ast.TensorType(g.dtype.name, dims, n.span, n.span), (), n.span, n.span)
+            self.resolve(ast.Assign(target, call, False, n.span, n.span))
+            return target
+        producer = self.p.nodes.get(name)
+        extra = len(g.shape) - len(want.shape)
+        if (producer is not None and producer.op.kind == "matmul" and extra > 0
+                and all(_same(a, b, self.p) for a, b in zip(g.shape[extra:], want.shape))):
+            # the sum over the leading (batch) dims is part of the contraction: same FLOPs
+            self.p.tensors[name] = dataclasses.replace(g, shape=want.shape)
+            self.p.nodes[name] = dataclasses.replace(producer, options=producer.options + (("sum_leading", extra),))
+            return name
+        # a broadcast operand (a bias): a reduction kernel sums the gradient to its shape
+        target = self.new_name(x, "grad_sum")
+        self.r.define("value", target, n.span)
+        t = Tensor(target, g.dtype, want.shape, "intermediate", n.span, target, self.r.repeat_path)
+        self.p.tensors[target] = t
+        self.p.nodes[target] = OpNode(target, _reduction(self.p), (name,), target, g.numel, g.dtype, n.span,
+                                      scope=self.r.scope_path, repeat=self.r.repeat_path)
+        return target
+
+    def custom(self, n: OpNode, dy: str, needs: set[str]) -> None:
+        stated = {k: n.option(k) for k in CUSTOM_BACKWARD}
+        if stated["backward_flops"] is None:
+            raise SemanticError(f"the custom kernel '{n.name}' states no backward, and a training step "
+                                "needs the gradient of its inputs", n.span,
+                                "add `backward_flops = ...` (and `backward_reads`, `backward_writes` in bytes) "
+                                "to its { ... }")
+        grads = [i for i in dict.fromkeys(n.inputs) if i in needs]
+        first = grads[0]
+        x = self.p.tensors[first]
+        name = self.new_name(first, "grad")
+        self.r.define("value", name, n.span)
+        self.p.tensors[name] = Tensor(name, x.dtype, x.shape, "intermediate", n.span, name, self.r.repeat_path)
+        self.p.nodes[name] = OpNode(name, n.op, (dy,) + tuple(i for i in n.inputs), name, stated["backward_flops"],
+                                    n.math_dtype, n.span, reads=stated["backward_reads"],
+                                    writes=stated["backward_writes"], scope=self.r.scope_path,
+                                    repeat=self.r.repeat_path)
+        self.contributions.setdefault(first, []).append(name)
+        for other in grads[1:]:  # written by the same kernel: its `backward_writes` counts them
+            t = self.p.tensors[other]
+            gname = self.new_name(other, "grad")
+            self.r.define("value", gname, n.span)
+            self.p.tensors[gname] = Tensor(gname, t.dtype, t.shape, "intermediate", n.span, name,
+                                           self.r.repeat_path, partial=True)
+            self.contributions.setdefault(other, []).append(gname)
+            self.written_by[gname] = name
+
+    # --- the whole step --------------------------------------------------------------------------
+    def run(self) -> None:
+        self.written_by: dict[str, str] = {}
+        nodes = list(self.p.nodes.values())
+        needs = self.needs(nodes)
+        if not any(t.role == "weight" and not getattr(t, "frozen", False) for t in self.p.tensors.values()):
+            raise SemanticError("a training step updates weights, and every weight here is frozen (or there "
+                                "are none)", self.p.training.span, "declare a `weight`, or drop `frozen`")
+        for o in self.seeds(nodes, needs):
+            t = self.p.tensors[o]
+            name = self.new_name(o, "grad")
+            self.r.define("value", name, t.span)
+            self.p.tensors[name] = Tensor(name, t.dtype, t.shape, "input", t.span, name, ())
+            self.contributions.setdefault(o, []).append(name)
+        for n in reversed(nodes):
+            try:
+                self.node(n, needs)
+            except ErrorGroup as e:
+                self.errors.extend(e.errors)
+            except CostlangError as e:
+                self.errors.append(e)
+        for w in [t for t in self.p.tensors.values() if t.role == "weight" and not getattr(t, "frozen", False)]:
+            g = self.grad_of(w.name)
+            if g is None:
+                continue
+            t = self.p.tensors[g]
+            self.p.tensors[g] = dataclasses.replace(t, role="gradient", repeat=w.repeat)
+            self.gradients[w.name] = g
+
+
+class _Where:
+    """Resolve in a block instance and its repeats (the forward node's), then restore."""
+
+    def __init__(self, r, repeat, scope):
+        self.r, self.repeat, self.scope = r, repeat, scope
+
+    def __enter__(self):
+        self.saved = (self.r.repeat_path, self.r.scope_path, self.r.expr_base)
+        self.r.repeat_path, self.r.scope_path = tuple(self.repeat), self.scope
+
+    def __exit__(self, *exc):
+        self.r.repeat_path, self.r.scope_path, self.r.expr_base = self.saved
+
+
+def _dimensionless():
+    from costlang.units import DIMENSIONLESS
+    return DIMENSIONLESS
+
+
+def _same(a, b, p) -> bool:
+    from costlang.ir.kinds import same_dim
+    return same_dim(a, b, p.bindings)
+
+
+def _reduction(p):
+    from costlang.ir.program import OpSpec
+    return p.ops.get("sum") or OpSpec("sum", ("x",), "reduce", sympy.Integer(1))
+
+
+def derive_backward(r) -> dict[str, str]:
+    """Append the backward of the program's forward graph (see the module docstring); the map
+    weight → its gradient tensor. Errors are collected and raised together."""
+    b = _Backward(r)
+    b.gradients = {}
+    b.run()
+    if b.errors:
+        raise ErrorGroup(b.errors)
+    return b.gradients
