@@ -123,6 +123,7 @@ def _copied(value):
 
 def _derive_backward(r) -> None:
     from costlang.frontend.backward import derive_backward
+    forward = tuple(r.program.nodes)
     try:
         grads = derive_backward(r)
     except ErrorGroup as g:
@@ -131,7 +132,8 @@ def _derive_backward(r) -> None:
     except CostlangError as e:
         r.errors.append(e)
         return
-    r.program.training = dataclasses.replace(r.program.training, weight_grads=tuple(grads.items()))
+    r.program.training = dataclasses.replace(r.program.training, weight_grads=tuple(grads.items()),
+                                                 forward_nodes=forward)
 
 
 def _with_settings(e: CostlangError, text: str) -> CostlangError:

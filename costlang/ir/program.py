@@ -221,6 +221,8 @@ class Training:
     options: tuple[tuple[str, object], ...] = ()
     #: weight → the tensor holding its gradient (filled when the backward is derived)
     weight_grads: tuple[tuple[str, str], ...] = ()
+    #: the forward's nodes (the program's nodes before the backward's), in order
+    forward_nodes: tuple[str, ...] = ()
 
     def option(self, key: str, default=None):
         return dict(self.options).get(key, default)
