@@ -82,12 +82,20 @@ class _Backward:
 
     # --- which tensors need a gradient -----------------------------------------------------------
     def needs(self, nodes) -> set[str]:
-        out = {t.name for t in self.p.tensors.values()
-               if t.role == "weight" and not getattr(t, "frozen", False)}
-        for n in nodes:
-            if n.output is not None and any(i in out for i in n.inputs):
-                out.add(n.output)
-        return out
+        """Trainable weights and what is computed from them. A repeated body's input is the previous
+        iteration's output after the first: when that output needs a gradient, the body computes its
+        input's gradient in every iteration (the first one's too: L, where L − 1 would do when the
+        first input needs none)."""
+        seed = {t.name for t in self.p.tensors.values() if t.role == "weight" and not t.frozen}
+        while True:
+            out = set(seed)
+            for n in nodes:
+                if n.output is not None and any(i in out for i in n.inputs):
+                    out.add(n.output)
+            more = {x for rep in self.p.repeats.values() for x, y in rep.carried if y in out} - out
+            if not more:
+                return out
+            seed |= more
 
     def seeds(self, nodes, needs) -> list[str]:
         read = {i for n in nodes for i in n.inputs}
@@ -106,7 +114,12 @@ class _Backward:
         total = parts[0]
         if len(parts) > 1:
             t = self.p.tensors[name]
-            with self.at(t.repeat, self._scope_of(name)):
+            # summed where the contributions are made: in a repeated body when one is (each layer sums
+            # the gradient of its own input), else where the tensor is
+            inner = max((self.p.tensors[q] for q in parts), key=lambda q: len(q.repeat))
+            repeat = inner.repeat if len(inner.repeat) > len(t.repeat) else t.repeat
+            scope = self._scope_of(inner.name) if repeat is not t.repeat else self._scope_of(name)
+            with self.at(repeat, scope):
                 for k, part in enumerate(parts[1:], 1):
                     target = self.new_name(name, "grad_sum")
                     call = ast.OpCall("add", (ast.Name(total, t.span), ast.Name(part, t.span)), (), None, None, (),
@@ -175,7 +188,7 @@ class _Backward:
             else:
                 name = self.new_name(n.output, st.name)
             table[st.name] = name
-            renamed = rename(dataclasses.replace(st, name=name), table)
+            renamed = dataclasses.replace(rename(st, table), name=name)  # the new name is not renamed again
             passed = self.passed_on(renamed, st, g, n)
             if passed is not None:  # `dx = reshape(dy)` of the same size: the gradient itself
                 table[st.name] = passed
@@ -291,7 +304,7 @@ class _Backward:
         self.written_by: dict[str, str] = {}
         nodes = list(self.p.nodes.values())
         needs = self.needs(nodes)
-        if not any(t.role == "weight" and not getattr(t, "frozen", False) for t in self.p.tensors.values()):
+        if not any(t.role == "weight" and not t.frozen for t in self.p.tensors.values()):
             raise SemanticError("a training step updates weights, and every weight here is frozen (or there "
                                 "are none)", self.p.training.span, "declare a `weight`, or drop `frozen`")
         for o in self.seeds(nodes, needs):
@@ -307,7 +320,7 @@ class _Backward:
                 self.errors.extend(e.errors)
             except CostlangError as e:
                 self.errors.append(e)
-        for w in [t for t in self.p.tensors.values() if t.role == "weight" and not getattr(t, "frozen", False)]:
+        for w in [t for t in self.p.tensors.values() if t.role == "weight" and not t.frozen]:
             g = self.grad_of(w.name)
             if g is None:
                 continue

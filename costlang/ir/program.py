@@ -207,6 +207,8 @@ class Repeat:
     count: sympy.Expr
     span: Span
     outer: tuple[str, ...] = ()  # enclosing repeats
+    #: (the outer tensor an iteration reads, the body's output that feeds the next iteration)
+    carried: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
