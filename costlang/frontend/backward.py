@@ -268,8 +268,13 @@ class _Backward:
         self.r.define("value", target, n.span)
         t = Tensor(target, g.dtype, want.shape, "intermediate", n.span, target, self.r.repeat_path)
         self.p.tensors[target] = t
+        if len(g.shape) < len(want.shape) or not all(_same(a, b, self.p) for a, b in
+                                                      zip(g.shape[len(g.shape) - len(want.shape):], want.shape)):
+            raise SemanticError(f"the gradient of '{x}' ({len(g.shape)} dims) cannot be summed back to its shape",
+                                n.span, "costlang sums a broadcast operand's gradient over leading dimensions")
         self.p.nodes[target] = OpNode(target, _reduction(self.p), (name,), target, g.numel, g.dtype, n.span,
-                                      scope=self.r.scope_path, repeat=self.r.repeat_path)
+                                      scope=self.r.scope_path, repeat=self.r.repeat_path,
+                                      options=(("sum_leading", len(g.shape) - len(want.shape)),))
         return target
 
     def custom(self, n: OpNode, dy: str, needs: set[str]) -> None:
