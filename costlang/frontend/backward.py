@@ -194,7 +194,7 @@ class _Backward:
                 table[st.name] = passed
                 if param in g.params:
                     x = n.inputs[g.params.index(param)]
-                    self.contributions.setdefault(x, []).append(self.fitted(passed, x, n))
+                    self.contributions.setdefault(x, []).append(self.fitted(passed, x, n, made_here=False))
                 continue
             renamed = self.shaped(renamed, st, g, n)
             before = set(self.p.nodes)
@@ -243,8 +243,10 @@ class _Backward:
                 self.p.nodes[name] = dataclasses.replace(m, flops=m.flops * density,
                                                          options=m.options + (("density", density),))
 
-    def fitted(self, name: str, x: str, n: OpNode) -> str:
-        """The contribution `name` brought to x's shape (see the module docstring)."""
+    def fitted(self, name: str, x: str, n: OpNode, made_here: bool = True) -> str:
+        """The contribution `name` brought to x's shape (see the module docstring). Only a matmul the
+        rule itself made (`made_here`) takes the sum into its contraction; a gradient passed on
+        unchanged (`reshape(dy)`) is another tensor's too."""
         g, want = self.p.tensors[name], self.p.tensors[x]
         if len(g.shape) == len(want.shape) and all(_same(a, b, self.p) for a, b in zip(g.shape, want.shape)):
             return name
@@ -257,7 +259,7 @@ class _Backward:
             return target
         producer = self.p.nodes.get(name)
         extra = len(g.shape) - len(want.shape)
-        if (producer is not None and producer.op.kind == "matmul" and extra > 0
+        if (made_here and producer is not None and producer.op.kind == "matmul" and extra > 0
                 and all(_same(a, b, self.p) for a, b in zip(g.shape[extra:], want.shape))):
             # the sum over the leading (batch) dims is part of the contraction: same FLOPs
             self.p.tensors[name] = dataclasses.replace(g, shape=want.shape)

@@ -159,3 +159,28 @@ def test_training_errors_are_positioned(text, message):
         load_string("use hardware h100_sxm\n" + text, name="t.cost").analyze()
     assert message in e.value.render()
     assert "t.cost:" in e.value.render()
+
+
+def test_a_gradient_passed_on_to_a_bias_is_summed_not_taken_into_its_matmul():
+    a = load_string("""use hardware h100_sxm
+fusion none
+dim B = 2
+dim S = 3
+dim D = 4
+input x: bf16[B, S, D]
+weight W1: bf16[D, D]
+weight b1: bf16[D]
+weight W2: bf16[D, D]
+h = x @ W1 + b1
+y = h @ W2
+output y
+train { }
+""").analyze()
+    nodes = _nodes(a.program)
+    # dh = dy·W2ᵀ is [B, S, D] (2·6·4·4 = 192 FLOP); the add passes it on whole to h.matmul (for
+    # dW1 = xᵀ·dh, 192 FLOP) and to b1, whose gradient sums its B·S = 6 rows (24 elements): dh itself
+    # keeps its shape (it is not b1's alone)
+    assert a.value(sympy.Tuple(*a.program.tensors["h.grad"].shape)) == (2, 3, 4)
+    assert a.value(nodes["h.grad"].flops) == 192 and nodes["h.grad"].option("sum_leading") is None
+    assert nodes["b1.grad_sum"].inputs == ("h.grad",) and a.value(nodes["b1.grad_sum"].flops) == 24
+    assert a.value(nodes["W1.grad"].flops) == 192
