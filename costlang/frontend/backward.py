@@ -22,6 +22,8 @@ How it works (reverse-mode differentiation, the textbook algorithm):
   so the matmul's result takes the weight's shape and its FLOPs are unchanged (2·rows·d·n); for
   other ops a reduction kernel sums it (a bias's gradient). Same size, other shape: a view.
 - A matmul's `density` (causal attention) carries to the matmuls of its gradient.
+- A collective written in the file transposes (an all-gather's gradient is a reduce-scatter over
+  the same axis); the ones `parallel` and `shard` insert follow from the splits of the backward.
 - A custom kernel states its own backward (`backward_flops`, `backward_reads`, `backward_writes`):
   one kernel that writes the gradients of all its inputs that need one; without them a training
   step through it is an error at the kernel.
@@ -40,6 +42,10 @@ from costlang.frontend import ast
 from costlang.frontend.rename import rename
 
 __all__ = ["define_grad", "derive_backward", "CUSTOM_BACKWARD"]
+
+#: a collective's gradient: the collective that transposes it (`collective` below)
+TRANSPOSE = {"all_gather": "reduce_scatter", "reduce_scatter": "all_gather", "all_reduce": "all_reduce",
+             "all_to_all": "all_to_all", "send": "send"}
 
 #: a custom kernel's backward, stated at the call (`{ backward_flops = ...; backward_reads = ... }`)
 CUSTOM_BACKWARD = ("backward_flops", "backward_reads", "backward_writes")
@@ -158,9 +164,7 @@ class _Backward:
             if n.op.kind == "custom":
                 self.custom(n, dy, needs)
             elif n.op.kind == "collective":
-                raise SemanticError(f"a training step cannot run through the collective '{n.name}' written "
-                                    "in the file", n.span, "let `parallel` or `shard` insert the collectives: "
-                                    "they are placed in the backward too")
+                self.collective(n, dy)
             else:
                 self.rule(n, dy, needs)
 
@@ -278,6 +282,29 @@ class _Backward:
                                       scope=self.r.scope_path, repeat=self.r.repeat_path,
                                       options=(("sum_leading", len(g.shape) - len(want.shape)),))
         return target
+
+    def collective(self, n: OpNode, dy: str) -> None:
+        """A collective written in the file transposes: an all-gather's gradient is a reduce-scatter
+        over the same axis and dim, a reduce-scatter's an all-gather; an all-reduce's, an all-to-all's
+        and a send's are the same collective (the adjoint of a sum over chips is a sum over chips;
+        a send's gradient goes back the other way). The algorithm carries over when the transposed
+        collective has it (`all_reduce_tree`), else the plain one runs."""
+        from costlang.frontend.collectives import build
+        base = next((b for b in sorted(TRANSPOSE, key=len, reverse=True) if n.op.name.startswith(b)), None)
+        if base is None or n.comms is None:
+            raise SemanticError(f"costlang does not know the gradient of the collective '{n.op.name}'", n.span,
+                                f"its transpose is known for {', '.join(TRANSPOSE)}")
+        other = TRANSPOSE[base]
+        spec = self.p.ops.get(other + n.op.name[len(base):]) or self.p.ops[other]
+        x, y, g = self.p.tensors[n.inputs[0]], self.p.tensors[n.output], self.p.tensors[dy]
+        axis = next((i for i, (a, b) in enumerate(zip(x.shape, y.shape)) if not _same(a, b, self.p)), 0)
+        name = self.new_name(x.name, "grad")
+        self.r.define("value", name, n.span)
+        node, tensor = build(spec, name, g, n.comms.axis, n.comms.group, axis, n.span, self.p.bindings,
+                             scope=self.r.scope_path, repeat=self.r.repeat_path)
+        self.p.tensors[name] = tensor
+        self.p.nodes[name] = node
+        self.contributions.setdefault(x.name, []).append(self.fitted(name, x.name, n))
 
     def custom(self, n: OpNode, dy: str, needs: set[str]) -> None:
         stated = {k: n.option(k) for k in CUSTOM_BACKWARD}

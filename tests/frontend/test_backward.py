@@ -184,3 +184,23 @@ train { }
     assert a.value(nodes["h.grad"].flops) == 192 and nodes["h.grad"].option("sum_leading") is None
     assert nodes["b1.grad_sum"].inputs == ("h.grad",) and a.value(nodes["b1.grad_sum"].flops) == 24
     assert a.value(nodes["W1.grad"].flops) == 192
+
+
+def test_a_collective_written_in_the_file_transposes_in_the_backward():
+    a = load_string("""use system dgx_h100
+dim B = 4
+dim D = 8
+weight W: bf16[B, D]
+g = all_gather(W, over = gpu)
+y = relu(g)
+output y
+train { }
+""").analyze()
+    nodes = _nodes(a.program)
+    # the forward gathers W's 4 rows from each of 8 GPUs into 32 rows; its gradient is a
+    # reduce-scatter over the same axis back to 4 rows: n = 32·8·2 B = 512 B per chip, of which a
+    # ring sends (p − 1)/p·n = 7/8·512 = 448 B
+    back = nodes["W.grad"]
+    assert back.op.name == "reduce_scatter" and back.comms.axis == "gpu"
+    assert a.value(sympy.Tuple(*a.program.tensors["W.grad"].shape)) == (4, 8)
+    assert a.value(back.comms.sent) == 448
