@@ -239,6 +239,9 @@ class Overrides:
     dtypes: Mapping[str, str] = field(default_factory=dict)  # a storage tensor → its new dtype
     text: str = ""  # the settings as written, quoted by the errors they cause
     math: Optional[str] = None  # `math = DTYPE`: applied after resolving (frontend.variants)
+    #: `--train [SETTINGS]`: the options of a `train` statement the file does not state, and their span
+    train: Optional[tuple] = None
+    train_span: Optional[Span] = None
 
 
 @dataclass(frozen=True)
