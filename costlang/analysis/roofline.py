@@ -149,6 +149,11 @@ class Analysis:
         for k in self.kernels:
             if node in k.ops:
                 return k
+        if node in self.program.instances:  # a block instance that is one kernel (a `measure` of it)
+            from costlang.analysis.composition import instance_kernels
+            kernels = instance_kernels(self, node)
+            if len(kernels) == 1:
+                return kernels[0]
         raise KeyError(node)
 
     def __repr__(self) -> str:
