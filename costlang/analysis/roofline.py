@@ -150,8 +150,9 @@ class Analysis:
             if node in k.ops:
                 return k
         if node in self.program.instances:  # a block instance that is one kernel (a `measure` of it)
-            from costlang.analysis.composition import instance_kernels
-            kernels = instance_kernels(self, node)
+            nodes = self.program.nodes
+            kernels = [k for k in self.kernels if any(nodes[op].scope == node or nodes[op].scope.startswith(node + ".")
+                                                      for op in k.ops)]
             if len(kernels) == 1:
                 return kernels[0]
         raise KeyError(node)

@@ -88,3 +88,14 @@ def test_a_zoo_models_kernels_are_qualified_and_its_instance_means_its_totals():
     # B* = I*·d·V / (d·V − I*·(d + V)) = 19790·65,536,000 / (67·65,536,000 − 19790·34,048)
     #    = 1,296,957,440,000 / 3,717,102,080 = 506624000/1451993 ≈ 348.9
     assert crossings["decode.lm_head.matmul"] == R(506624000, 1451993)
+
+
+def test_a_measured_instance_of_one_kernel_is_that_kernel():
+    # `measure head` names the instance; its one kernel is head.matmul (the tensor head's producer).
+    # bytes: 2·(128·4096 + 4096·32000 + 128·32000) = 2·135,692,288 = 271,384,576 B in 1 ms
+    a = load_string("import llm\nuse hardware h100_sxm\ninput x: bf16[1, 128, 4096]\n"
+                    "head = lm_head(x, vocab = 32000, wt = bf16, at = bf16)\nmeasure head { time = 1 ms }\n",
+                    "t.cost").analyze()
+    (m,) = a.measurements
+    assert (m.node, m.kernel) == ("head", "head.matmul")
+    assert dict(m.figures)["effective_bandwidth"].expr == 271384576000
