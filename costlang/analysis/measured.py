@@ -26,8 +26,8 @@ class MeasuredResult:
 def measured(analysis) -> tuple[MeasuredResult, ...]:
     out = []
     for m in analysis.program.measurements.values():
+        _one_kernel(analysis, m)
         k = analysis.kernel_of(m.node)
-        _one_kernel(analysis, m, k)
         figures = [("measured_time", Value(m.time, SECOND)),
                    ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
                    ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
@@ -41,7 +41,7 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
     return tuple(out)
 
 
-def _one_kernel(analysis, m, k) -> None:
+def _one_kernel(analysis, m) -> None:
     """A measured time belongs to one kernel: a block instance (or repeat) named in a `measure`
     block must be one kernel (as fused), else its time would be set against its last kernel alone."""
     if m.node not in analysis.program.instances:
@@ -49,9 +49,9 @@ def _one_kernel(analysis, m, k) -> None:
     nodes, name = analysis.program.nodes, m.node  # its kernels, as `composition.instance_kernels` finds them
     kernels = [x for x in analysis.kernels
                if any(nodes[op].scope == name or nodes[op].scope.startswith(name + ".") for op in x.ops)]
-    if kernels == [k]:
+    if len(kernels) == 1:
         return
-    names = [x.ops[0] for x in kernels if x.ops[0] != m.node]
+    names = [x.ops[0] for x in kernels]
     shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
     raise SemanticError(f"'{m.node}' is a block instance of {len(kernels)} kernels under fusion "
                         f"{analysis.fusion}; a measured time belongs to one kernel", m.span,

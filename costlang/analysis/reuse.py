@@ -159,10 +159,12 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     o, v = program.tensors[last.output], program.tensors[last.inputs[1]]
     stage = staging_level(hw)
     if stage is None:
-        span = users_span(program, first.scope, first.span)
-        if in_stdlib(span):  # the user's line that chose this hardware, else the start of the file
+        span = first.span
+        if in_stdlib(span):  # the user's line that chose this hardware, else the user's call of the model
             chosen = program.hardware_span if program.selected_hardware == hw.name else None
-            span = chosen if chosen is not None and not in_stdlib(chosen) else program.main_span
+            call = users_span(program, first.scope, span)
+            span = (chosen if chosen is not None and not in_stdlib(chosen)
+                    else call if not in_stdlib(call) else program.main_span)
         scope = first.scope if span is not first.span else ""
         raise SemanticError(f"FlashAttention's block sizes come from the on-chip capacity, and hardware "
                             f"'{hw.name}' states none" + (f" (the attention of '{scope}')" if scope else ""), span,

@@ -149,6 +149,12 @@ class Analysis:
         for k in self.kernels:
             if node in k.ops:
                 return k
+        if node in self.program.instances:  # a block instance that is one kernel (a `measure` of it)
+            nodes = self.program.nodes
+            kernels = [k for k in self.kernels if any(nodes[op].scope == node or nodes[op].scope.startswith(node + ".")
+                                                      for op in k.ops)]
+            if len(kernels) == 1:
+                return kernels[0]
         raise KeyError(node)
 
     def __repr__(self) -> str:

@@ -4,7 +4,12 @@ Input: an `ast.Assign` (its names already global) and the resolver. Output: node
 added to the program. A block call binds the block's parameters (tensors, sizes, dtypes; shapes
 checked and shape variables inferred at the call), renames its body (`h` → `y.h`, the returned
 locals → the call's targets) and resolves the body's statements as ordinary ones, so its ops are
-ordinary nodes. `repeat(L) block(...)` instantiates the body once and records the count: the
+ordinary nodes. A kernel is never named like an instance: the tensors a call returns take the
+call's names (`y`), but the kernels that compute them keep their names inside the instance (the
+returned local `h`: kernel `y.h`; a returned expression `x @ w`: kernel `y.matmul`; a returned
+block call `lm_head(x)`: instance `y.lm_head`, its kernel `y.lm_head.matmul`). A block whose whole
+body is `return other(...)` (a zoo model's name for a generic one) is transparent: its call and
+the inner one are one instance. `repeat(L) block(...)` instantiates the body once and records the count: the
 analysis multiplies, nothing is unrolled. Sub-expressions (`x @ W + b`) become nodes named
 `<target>.<op>`.
 """
@@ -66,7 +71,11 @@ def assign(r, s: ast.Assign) -> None:
         if isinstance(call, ast.RepeatCall):
             _repeat(r, s, targets)
         elif call.op in r.block_defs:
-            call_block(r, call, targets, targets[0])
+            # a block's returned local computed by a block call: that call is the instance `y.a`
+            instance = r.kernel_names.get(targets[0], targets[0])
+            for t in targets:
+                r.kernel_names.pop(t, None)
+            call_block(r, call, targets, instance)
         elif call.op == "split" and "split" not in r.program.ops:
             from costlang.frontend.builtins import split
             split(r, s, targets)
@@ -92,6 +101,9 @@ def add_op(r, s: ast.Assign) -> Tensor:
         s = s if flat is s.call else dataclasses.replace(s, call=flat)
     r.define("value", s.name, s.name_span)
     node, tensor = resolve_call(r, s)
+    kernel = r.kernel_names.pop(s.name, None)  # a block's result: its kernel keeps its own name
+    if kernel is not None:
+        node = dataclasses.replace(node, name=kernel)
     if tensor is not None:
         r.program.tensors[tensor.name] = r.stored(tensor)
     r.program.nodes[node.name] = node
@@ -101,7 +113,8 @@ def add_op(r, s: ast.Assign) -> Tensor:
 def fresh_name(r, base: str, what: str) -> str:
     """A new global name `<base>.<what>`, `<base>.<what>_2`, ... for a sub-expression or instance."""
     name, k = f"{base}.{what}", 1
-    while ("value", name) in r.origin:
+    while (("value", name) in r.origin or name in r.program.nodes or name in r.program.instances
+           or name in r.kernel_names.values()):
         k += 1
         name = f"{base}.{what}_{k}"
     return name
@@ -162,12 +175,14 @@ class _Binding:
     dtypes: dict
 
 
-def call_block(r, call: ast.OpCall, targets: tuple[str, ...], instance: str) -> list[Tensor]:
-    """Instantiate block `call.op` as `instance`; its returns are named `targets`."""
-    return _instantiate(r, call, targets, instance)[0]
+def call_block(r, call: ast.OpCall, targets: tuple[str, ...], instance: str,
+               base: str | None = None) -> list[Tensor]:
+    """Instantiate block `call.op` as `instance`; its returns are named `targets` (nested operands
+    are named after `base`, the instance unless given)."""
+    return _instantiate(r, call, targets, instance, base)[0]
 
 
-def _instantiate(r, call, targets, instance):
+def _instantiate(r, call, targets, instance, base=None):
     block = r.block_defs[call.op]
     if block.name in r.block_stack:
         chain = " → ".join(r.block_stack[r.block_stack.index(block.name):] + [block.name])
@@ -179,17 +194,18 @@ def _instantiate(r, call, targets, instance):
                             f", not {len(targets)}", call.span,
                             f"assign {len(returns)} name{'s' * (len(returns) != 1)}: "
                             + ", ".join(f"t{i + 1}" for i in range(len(returns))) + f" = {block.name}(...)")
-    bound = _bind(r, block, call, instance)
-    table = _table(block, bound, targets, instance)
+    bound = _bind(r, block, call, instance if base is None else base)
+    table = _table(r, block, bound, targets, instance)
     shares = _shares(r, call, instance)
-    r.program.instances[instance] = Instance(instance, block.name, call.span, r.repeat_path)
+    if instance not in r.program.instances:  # a transparent block's inner call: the same instance
+        r.program.instances[instance] = Instance(instance, block.name, call.span, r.repeat_path)
     outer_scope = r.scope_path
     r.block_stack.append(block.name)
     r.scope_path = instance
     if shares is not None:
         r.sharing.append((instance, shares, call.span))
     try:
-        out = _run_body(r, block, table, targets, call)
+        out = _run_body(r, block, table, targets, call, instance)
     except CostlangError as e:
         if e.span is not None and e.span.file == call.span.file and e.span.line == call.span.line:
             raise
@@ -248,7 +264,7 @@ def shared_weight(r, tensor: Tensor) -> Tensor:
     return tensor
 
 
-def _run_body(r, block, table, targets, call) -> list[Tensor]:
+def _run_body(r, block, table, targets, call, instance) -> list[Tensor]:
     for original in block.body[:-1]:
         st = rename(original, table)
         if isinstance(st, ast.Binding):
@@ -270,14 +286,39 @@ def _run_body(r, block, table, targets, call) -> list[Tensor]:
         op = ast.as_op_call(expr)
         if op is None:
             raise SemanticError("a block returns tensors, not numbers", expr.span)
-        if op.op in r.block_defs:
-            out.extend(call_block(r, op, (target,), target))
-        else:
-            out.append(add_op(r, ast.Assign(target, op, False, expr.span, expr.span)))
+        outer_base, r.expr_base = r.expr_base, instance  # its operands are named inside the instance
+        try:
+            out.append(_returned(r, block, op, target, instance, expr.span))
+        finally:
+            r.expr_base = outer_base
+    for target in targets:  # a returned declared tensor: no kernel computes it
+        r.kernel_names.pop(target, None)
     return out
 
 
-def _table(block, bound: _Binding, targets, instance) -> dict:
+def _returned(r, block, op: ast.OpCall, target: str, instance: str, span) -> Tensor:
+    """The tensor `target` that a returned expression computes: a block call is an instance of its
+    own inside this one (`y.lm_head`; the same instance for a transparent block), an op a kernel
+    named `<instance>.<op>`, after its nested operands."""
+    if op.op in r.block_defs:
+        inner = instance if _transparent(r, block) else fresh_name(r, instance, op.op)
+        (tensor,) = call_block(r, op, (target,), inner, base=instance)
+        return tensor
+    if op.op not in ("custom", "split", "slice"):
+        op = _flatten(r, op)
+    r.kernel_names[target] = fresh_name(r, instance, op.op)
+    return add_op(r, ast.Assign(target, op, False, span, span))
+
+
+def _transparent(r, block: ast.BlockDef) -> bool:
+    """A block whose body is only `return other(...)`: another name for a block call."""
+    if len(block.body) != 1 or len(block.body[0].values) != 1:
+        return False
+    op = ast.as_op_call(block.body[0].values[0])
+    return op is not None and op.op in r.block_defs
+
+
+def _table(r, block, bound: _Binding, targets, instance) -> dict:
     table = {name: f"{instance}.{name}" for name in block_locals(block)}
     for name, value in bound.sizes.items():
         table[name] = ast.Const(value, DIMENSIONLESS, block.span)
@@ -287,7 +328,8 @@ def _table(block, bound: _Binding, targets, instance) -> dict:
         table[name] = tensor.name
     for target, expr in zip(targets, block.body[-1].values):
         if isinstance(expr, ast.Name) and expr.id in table and expr.id not in bound.tensors:
-            table[expr.id] = target  # a returned local takes the call's name
+            table[expr.id] = target  # a returned local takes the call's name; its kernel keeps its own
+            r.kernel_names[target] = f"{instance}.{expr.id}"
     return table
 
 
@@ -387,7 +429,9 @@ def _repeat(r, s: ast.Assign, targets) -> None:
     bound = count.xreplace(r.program.bindings)
     if bound.is_number and not (bound.is_integer and bound.is_positive):
         raise SemanticError(f"a repeat count must be a positive whole number, not {bound}", rc.count.span)
-    name = targets[0]
+    name = r.kernel_names.get(targets[0], targets[0])  # a block's returned local: the repeat `y.layer`
+    for t in targets:
+        r.kernel_names.pop(t, None)
     r.program.repeats[name] = Repeat(name, count, rc.span, r.repeat_path)
     outer = r.repeat_path
     r.repeat_path = outer + (name,)

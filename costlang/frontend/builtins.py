@@ -9,6 +9,8 @@ end) or the name of the dimension (`axis = d`).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 
 from costlang.errors import SemanticError, ShapeError
@@ -155,7 +157,10 @@ def split(r, s: ast.Assign, targets: tuple[str, ...]) -> None:
         r.define("value", name, t.span)
         node, tensor = _part(r, s, name, t.span, x, axis, start, start + size)
         r.program.tensors[name] = tensor
-        r.program.nodes[name] = node
+        kernel = r.kernel_names.pop(name, None)  # a block's returned part keeps its own name
+        if kernel is not None:
+            node = dataclasses.replace(node, name=kernel)
+        r.program.nodes[node.name] = node
         start = start + size
 
 

@@ -170,6 +170,7 @@ class _Resolver:
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.grad_defs: dict[str, ast.GradDef] = {}    # ops' gradients as written (frontend.backward)
         self.expr_base = ""                  # the target that sub-expressions are named after
+        self.kernel_names: dict[str, str] = {}  # a block's result tensor → the name of its kernel
         self.depth = 0                       # modules being run (1: the main file or the prelude)
         self.top_names: dict[str, Span] = {}  # the names the main file defines
         self.top_statement = None            # the main file's statement being resolved
@@ -424,7 +425,8 @@ class _Resolver:
         self.program.queries.append(s)
 
     def stmt_Measure(self, s: ast.Measure, path) -> None:
-        if s.target.id not in self.program.nodes:
+        if s.target.id not in self.program.nodes and s.target.id not in self.program.instances:
+            # a block instance is measured as one kernel (analysis.measured checks it is one)
             raise self.unknown(s.target, "kernel", self.program.nodes)
         if s.target.id in self.program.measurements:
             first = self.program.measurements[s.target.id].span

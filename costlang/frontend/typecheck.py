@@ -152,7 +152,8 @@ class _CheckScope(NameScope):
             what = "one kernel or tensor name" + (" (or none, for the whole program)" if allow_none else "")
             raise SemanticError(f"{node.func}() takes {what}", node.span)
         arg = node.args[0]
-        if arg.id not in p.nodes and arg.id not in p.tensors and not _inserted(p, arg.id):
+        if arg.id not in p.nodes and arg.id not in p.tensors and arg.id not in p.instances \
+                and not _inserted(p, arg.id):
             raise self.r.unknown(arg, "kernel or tensor", list(p.nodes) + list(p.tensors))
 
     def hardware_args(self, node: ast.Call) -> None:

@@ -29,15 +29,16 @@ CHAIN = (("matmul", None, False), ("elementwise", None, True), ("rowwise", "soft
 def attention_chains(G: nx.DiGraph, program) -> list[tuple[str, ...]]:
     """Every attention chain of the program, as its ops in program order (linear in the ops)."""
     consumers, outputs = consumers_of_storage(program), program_outputs(program)
+    producers = {n.output: n for n in program.nodes.values() if n.output}  # a kernel's name need not be its tensor's
     chains = []
     for name in G.nodes:
-        chain = _chain_ending_at(program, name, consumers, outputs)
+        chain = _chain_ending_at(program, name, consumers, outputs, producers)
         if chain is not None:
             chains.append(chain)
     return chains
 
 
-def _chain_ending_at(program, last: str, consumers, outputs) -> Optional[tuple[str, ...]]:
+def _chain_ending_at(program, last: str, consumers, outputs, producers) -> Optional[tuple[str, ...]]:
     pattern, node, ops, i = tuple(reversed(CHAIN)), program.nodes[last], [], 0
     while node is not None:
         kind, op, repeat = pattern[i]
@@ -46,7 +47,7 @@ def _chain_ending_at(program, last: str, consumers, outputs) -> Optional[tuple[s
             if i == len(pattern) - 1:
                 return tuple(reversed(ops))
             i += 0 if repeat else 1
-            node = _chain_input(program, node, consumers, outputs)
+            node = _chain_input(program, node, consumers, outputs, producers)
         elif repeat:
             i += 1
         else:
@@ -54,12 +55,12 @@ def _chain_ending_at(program, last: str, consumers, outputs) -> Optional[tuple[s
     return None
 
 
-def _chain_input(program, node, consumers, outputs):
+def _chain_input(program, node, consumers, outputs, producers):
     """The op that produces `node`'s chain operand (the first input; any input of an elementwise
     op), provided only `node` reads it and it is not a program output."""
     for t in node.inputs if node.kind == "elementwise" else node.inputs[:1]:
         storage = program.tensors[t].storage
-        producer = program.nodes.get(storage)
+        producer = producers.get(storage)
         if producer is not None and producer.output == storage and storage not in outputs \
                 and consumers.get(storage, set()) == {node.name} and producer.kind != "view":
             return producer

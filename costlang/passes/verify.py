@@ -4,7 +4,9 @@ Input: the operator graph, the program, a partition of its ops into kernels and 
 made it. Output: nothing, or `PartitionError`. A violation is a bug in costlang, not a mistake
 in the `.cost` file, so it is not a `CostlangError` (the CLI reports it as an internal error).
 
-Checked: every non-view op is in exactly one kernel and no view is in any; the kernel graph is
+Checked: every non-view op is in exactly one kernel and no view is in any; no kernel and no op is
+named like a block instance or repeat (a name means one thing: `t_kernel(decode)` on an instance
+is the instance's totals, never its last kernel's); the kernel graph is
 acyclic; FLOPs equal the unfused FLOPs; the bytes never exceed the unfused bytes (the fused
 reads and writes are a sub-multiset of the unfused ones, so this holds for every value of the
 free symbols); and every kernel obeys its mode (`none`: one op; `elementwise`: fused kernels are
@@ -37,12 +39,21 @@ def verify_partition(G: nx.DiGraph, program, kernels, mode: str, costing: Option
     """Raise `PartitionError` unless `kernels` is a valid partition of G's ops under `mode`
     (`costing`: the program's kernel costs, to share them with the caller)."""
     _check_cover(G, kernels)
+    _check_names(program, kernels)
     _check_acyclic(G, kernels)
     _check_mode(G, program, kernels, mode)
     costing = costing or Costing(program)
     unfused, fused = costing.partition(one_kernel_per_op(G)), costing.partition(kernels)
     _check_flops(unfused, fused)
     _check_bytes(unfused, fused)
+
+
+def _check_names(program, kernels) -> None:
+    """No kernel, and no op in one, has the name of a block instance or repeat."""
+    instances = set(program.instances) | set(program.repeats)
+    clash = sorted({name for k in kernels for name in (k.name, *k.ops) if name in instances})
+    if clash:
+        raise PartitionError(f"kernels named like block instances: {clash}")
 
 
 def _check_cover(G, kernels) -> None:

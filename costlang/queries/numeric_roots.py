@@ -11,6 +11,7 @@ search, not a proof), and the printers say "found numerically" or "undecided", n
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -68,16 +69,19 @@ def _sign(f, x, point) -> Optional[int]:
     return 1 if value > 0 else -1
 
 
-def _grid(whole: bool) -> list:
-    """Points of the scan: geometric, `_STEPS_PER_OCTAVE` per octave (whole numbers for a dim)."""
-    two = sympy.Integer(2)
+@functools.lru_cache(maxsize=None)
+def _grid(whole: bool) -> tuple:
+    """Points of the scan: geometric, `_STEPS_PER_OCTAVE` per octave (whole numbers for a dim).
+    The same points for every scan, so they are made once per process."""
     if whole:
-        points = sorted({sympy.Integer(int(sympy.floor(two ** sympy.Rational(k, _STEPS_PER_OCTAVE))))
+        # floor(2^(k/8)) exactly: the integer 8th root of 2^k (sympy's floor of the power costs
+        # seconds for the 401 of them)
+        points = sorted({sympy.Integer(sympy.integer_nthroot(2 ** k, _STEPS_PER_OCTAVE)[0])
                          for k in range(0, 50 * _STEPS_PER_OCTAVE + 1)})
-        return [p for p in points if p >= 1]
+        return tuple(p for p in points if p >= 1)
     # rational points (2^(k/8) rounded to 40 binary places): exact arithmetic stays rational
-    return sorted({sympy.Rational(round(2.0 ** (k / _STEPS_PER_OCTAVE) * 2 ** 40), 2 ** 40)
-                   for k in range(-20 * _STEPS_PER_OCTAVE, 50 * _STEPS_PER_OCTAVE + 1)})
+    return tuple(sorted({sympy.Rational(round(2.0 ** (k / _STEPS_PER_OCTAVE) * 2 ** 40), 2 ** 40)
+                         for k in range(-20 * _STEPS_PER_OCTAVE, 50 * _STEPS_PER_OCTAVE + 1)}))
 
 
 def scan(f, x, whole: bool) -> Scan:

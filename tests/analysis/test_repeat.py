@@ -105,7 +105,7 @@ input x: fp16[n]
 def test_fusion_stops_at_the_repeat_boundary():
     a = load_string(BLOCK + "h = repeat(L) step(x)\ny = exp(h)\n").analyze()
     names = [k.name for k in a.kernels]
-    assert names == ["h.mul+h", "y"]
+    assert names == ["h.mul+h.relu", "y"]
     assert [k.count for k in a.kernels] == [L, 1]
 
 
@@ -118,7 +118,7 @@ h = repeat(L) layer(x)
 """
     a = load_string(text).analyze()
     counts = {k.name: k.count for k in a.kernels}
-    assert counts == {"h.e.mul+h.e": L * sympy.Symbol("E", positive=True, integer=True), "h": L}
+    assert counts == {"h.e.mul+h.e.relu": L * sympy.Symbol("E", positive=True, integer=True), "h.exp": L}
     # weights: n fp16 per step, E steps per layer, L layers
     assert a.value(a.footprint.resident) == 2 * 64 * L * sympy.Symbol("E", positive=True, integer=True)
 
@@ -144,7 +144,7 @@ def test_instances_are_listed_only_for_a_bound_count():
     b = load_string(BLOCK.replace("dim L, E", "dim L = 2, E") + "h = repeat(L) step(x)\n").analyze()
     out = report(b, instances=True)
     assert "  h[0]: h[0].w\n  h[1]: h[1].w\n" in out
-    assert "h.mul+h × L" in out
+    assert "h.mul+h.relu × L" in out
 
 
 def test_a_program_output_stays_live_to_the_end_of_the_schedule():

@@ -88,7 +88,7 @@ def test_repeated_bodies_share_every_layer():
 def test_sharing_needs_the_same_repeat_count():
     text = BLOCK.replace("a = lin(x, n = N)", STACK + STACK.replace("stack", "stack2").replace("(3)", "(2)")
                          + "a = stack(x, n = N)")
-    with pytest.raises(CostlangError, match=r"weight 'c.W' \(fp16\[N, N\], × 2\) differs from 'a.W' "
+    with pytest.raises(CostlangError, match=r"weight 'c.h.W' \(fp16\[N, N\], × 2\) differs from 'a.h.W' "
                                             r"\(fp16\[N, N\], × 3\)"):
         _analyze(text + "c = stack2(x, n = N) { shares = a }\n")
 

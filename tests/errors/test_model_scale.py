@@ -65,7 +65,7 @@ def test_measure_of_a_block_instance_of_several_kernels_is_refused(cli):
         "belongs to one kernel",
         " 5 | measure mlp { time = 2 ms }",
         "   | ^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        "  = hint: measure one of its kernels by name (mlp.matmul, mlp.matmul_2, mlp.silu), or write the block's "
+        "  = hint: measure one of its kernels by name (mlp.matmul, mlp.matmul_2, mlp.silu, mlp.matmul_3), or write the block's "
         "work as one `custom` kernel"]
 
 

@@ -52,10 +52,12 @@ def test_names_come_from_the_call_site_and_the_expression():
     p = load_string(MLP + "y = mlp(x, f = f)\n").program
     assert {"y.w1", "y.b1", "y.w2", "y.b2"} <= set(p.tensors)
     assert p.tensors["y.w1"].role == "weight"
-    # x @ w1 → y.matmul, + b1 → y.add, gelu → y.gelu, @ w2 → y.matmul_2; the outermost + is y
-    assert [n for n in p.nodes] == ["y.matmul", "y.add", "y.gelu", "y.matmul_2", "y"]
+    # x @ w1 → y.matmul, + b1 → y.add, gelu → y.gelu, @ w2 → y.matmul_2; the outermost + is the
+    # kernel y.add_2, which computes the call's tensor y (`y` is the instance, never a kernel)
+    assert [n for n in p.nodes] == ["y.matmul", "y.add", "y.gelu", "y.matmul_2", "y.add_2"]
     assert p.nodes["y.gelu"].span.line == 8  # the return line of the block
-    assert p.nodes["y"].scope == "y"
+    assert p.nodes["y.add_2"].scope == "y" and p.nodes["y.add_2"].output == "y"
+    assert p.producer("y").name == "y.add_2" and "y" in p.instances
 
 
 def test_two_calls_get_their_own_weights():
@@ -86,8 +88,13 @@ layer = layer(x)
     p = load_string(text).program
     assert "layer.attn.q_proj.w" in p.tensors
     assert p.tensors["layer.attn"].shape == p.tensors["x"].shape
-    assert p.nodes["layer.attn.q_proj"].scope == "layer.attn.q_proj"
-    assert p.instances["layer.attn"].block == "attn"
+    # each returned tensor takes the caller's name, its kernel a name inside the instance
+    assert p.nodes["layer.attn.q_proj.matmul"].scope == "layer.attn.q_proj"
+    assert p.producer("layer.attn.q_proj").name == "layer.attn.q_proj.matmul"
+    assert p.producer("layer.attn").name == "layer.attn.mul"
+    assert p.producer("layer").name == "layer.add"
+    assert p.instances["layer.attn"].block == "attn" and p.instances["layer"].block == "layer"
+    assert not set(p.nodes) & set(p.instances)
 
 
 def test_multiple_returns():

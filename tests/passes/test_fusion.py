@@ -221,6 +221,16 @@ def test_verifier_rejects_broken_partitions():
         verify_partition(G, p, (Kernel("c", ("c",)), Kernel("k", ("k",)), Kernel("a", ("a",))), "none")
 
 
+def test_verifier_rejects_a_kernel_named_like_a_block_instance():
+    # `y = blk(x)` is the instance y; its kernel is y.exp (it computes the tensor y). A partition
+    # that names a kernel (or holds an op) `y` would make `t_kernel(y)` mean two things.
+    G, p = program("block blk(x: fp16[N]) {\n    return exp(x)\n}\ninput x: fp16[N]\ny = blk(x)\n")
+    assert list(p.nodes) == ["y.exp"] and p.nodes["y.exp"].output == "y" and "y" in p.instances
+    verify_partition(G, p, (Kernel("y.exp", ("y.exp",)),), "none")
+    with pytest.raises(PartitionError, match=r"kernels named like block instances: \['y'\]"):
+        verify_partition(G, p, (Kernel("y", ("y.exp",)),), "none")
+
+
 def test_verifier_checks_the_mode():
     G, p = program("input x: fp16[M, N]\nweight w: fp16[N, N]\nc = matmul(x, w)\nd = relu(c)\n")
     ok = (Kernel("c+d", ("c", "d")),)

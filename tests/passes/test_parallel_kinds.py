@@ -49,7 +49,7 @@ def test_pipeline_stages_send_and_bubble():
             "output y = repeat(8) layer(x)\nquery \"bubble\" = bubble()")
     p = a.program
     assert p.repeats["y"].count == 2                  # 8 layers over 4 stages
-    layer = kernel(a, "y")
+    layer = kernel(a, "y.matmul")                      # the layer's kernel (`y` is the repeat)
     assert layer.count == 2 and layer.flops == 2 * 64 * 1024 * 1024   # the whole batch passes each stage
     send = kernel(a, "y_send")                         # the stage's output to the next stage
     n = 64 * 1024 * 2                                  # 131,072 B of activations
@@ -180,19 +180,19 @@ def test_expert_parallel_splits_experts_and_tokens():
     assert p.tensors["x"].shape == (2, 1, 64)            # 8 tokens over pp = 4
     assert p.tensors["y.w_gate"].shape == (2, 64, 128)   # 8 experts over 4 chips: 2 each
     assert p.tensors["y.router"].shape == (64, 8)        # the router stays whole
-    experts = kernel(a, "y")
+    experts = kernel(a, "y.y")                         # moe's local y: the experts' kernel
     # whole: b·s·top_k·(6·d·ffn + 6·ffn + 2·d) = 8·2·(49,152 + 768 + 128) = 800,768 FLOP; 1/4 per chip
     assert experts.flops == 200192
     # stated reads / 4: x 1,024 B + scores 128 B + touched·3·64·128·2 B with
     # touched = 8·(1 − (3/4)^8) = 58,975/8,192 experts → (1,152 + 353,850)/4
     assert a.value(experts.bytes_read) == R(355002, 4)
-    dispatch, combine = kernel(a, "y_dispatch"), kernel(a, "y_combine")
+    dispatch, combine = kernel(a, "y.y_dispatch"), kernel(a, "y.y_combine")
     # top_k = 2 copies of the chip's 2 tokens · 64 · 2 B = 512 B; all-to-all sends 3/4 of it in 3 steps
     for k in (dispatch, combine):
         assert k.comms.comms.message == 512 and k.comms.comms.sent == 384 and k.comms.comms.steps == 3
         assert k.t_comms == R(384, 50 * 10 ** 9) + 3 * R(2, 10 ** 6)
     names = [n.name for n in p.nodes.values()]
-    assert names.index("y_dispatch") < names.index("y") < names.index("y_combine")
+    assert names.index("y.y_dispatch") < names.index("y.y") < names.index("y.y_combine")
 
 
 def test_experts_must_divide_over_the_axis():
@@ -385,7 +385,7 @@ def test_tensor_parallel_splits_the_embedding_over_the_vocabulary():
     # the lookup's stated reads 2·3·(8·2 + 4) = 120 B are shared: 120/4 = 30 B per chip; it writes the
     # whole [2, 3, 8] bf16 result (96 B, zeros outside the chip's rows), and an all-reduce sums them:
     # ring over 4 sends 2·3/4·96 = 144 B at 100 GB/s
-    look = kernel(a, "x")
+    look = kernel(a, "x.x")                            # embedding's local x (`x` is the instance)
     assert look.bytes_read == 30 and look.bytes_written == 96
     ar = kernel(a, "x_all_reduce")
     assert ar.comms.comms.sent == 144
