@@ -69,29 +69,59 @@ def _collect_less() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    from costlang.frontend.loader import reading_log
     try:
         from costlang.printers.numbers import number_style
-        with limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
+        with reading_log(), limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
                 number_style(binary=getattr(args, "units", "decimal") == "binary", exact=getattr(args, "exact", False)):
             out = args.handler(args)
     except CostlangError as e:
-        if args.debug:
-            traceback.print_exc()
-        print(terminal_safe(e.render()), file=sys.stderr)
+        _debug(args)
+        text = _placed(e, args).render()
+        if text.startswith("error: "):  # no file: the command is the place
+            text = f"costlang {args.command}: {text}"
+        print(terminal_safe(text), file=sys.stderr)
         return EXIT_INPUT
     except RecursionError:  # a structure nested too deeply for Python: bad input, said plainly
-        if args.debug:
-            raise
-        print(f"{args.file}: error: the input is nested too deeply to analyse", file=sys.stderr)
+        _debug(args)
+        print(terminal_safe(f"{_where(args)}: error: the input is nested too deeply to analyse"), file=sys.stderr)
         return EXIT_INPUT
     except Exception as e:  # a bug in costlang, not in the input
-        if args.debug:
-            raise
+        _debug(args)
         print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return EXIT_INTERNAL
     sys.stdout.write(terminal_safe(out))
     return EXIT_OK
+
+
+def _debug(args) -> None:
+    """With `--debug`, the traceback of the exception being handled, made as safe as every other
+    output: its messages quote the input (an import string, a label), escapes included."""
+    if getattr(args, "debug", False):
+        print(terminal_safe(traceback.format_exc()), end="", file=sys.stderr)
+
+
+def _where(args) -> str:
+    """What an error with no place of its own points at: the (first) input file, else the command."""
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    return f"{files[0]}:1:1" if files[0] else f"costlang {args.command}"
+
+
+def _placed(e: CostlangError, args) -> CostlangError:
+    """Every exit-2 error carries a position: one found with no span of its own (a whole-command
+    condition, such as no `measure` block in any file) points at the input file's line 1, column 1,
+    or (in `main`) names the command when there is no file."""
+    from costlang.errors import ErrorGroup, Source, Span
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    parts = e.errors if isinstance(e, ErrorGroup) else [e]
+    for part in parts:
+        if part.span is None:
+            if files[0]:
+                part.span = Span(Source(str(files[0]), ""), 1, 1, 1, 1)
+    if isinstance(e, ErrorGroup) and e.span is None:
+        e.span = parts[0].span
+    return e
 
 
 def command() -> None:

@@ -66,7 +66,7 @@ def assign(r, s: ast.Assign) -> None:
         if isinstance(call, ast.RepeatCall):
             _repeat(r, s, targets)
         elif call.op in r.block_defs:
-            call_block(r, call, targets, targets[0])
+            call_block(r, call, targets, _instance_name(r, targets[0], call.op))
         elif call.op == "split" and "split" not in r.program.ops:
             from costlang.frontend.builtins import split
             split(r, s, targets)
@@ -105,6 +105,25 @@ def fresh_name(r, base: str, what: str) -> str:
         k += 1
         name = f"{base}.{what}_{k}"
     return name
+
+
+def _instance_name(r, target: str, block: str) -> str:
+    """The instance name of a block call assigned to `target`: the target itself, unless the target
+    is the enclosing instance's own name (the enclosing block returns what this call computes) and
+    the two blocks define a local of the same name: both would be `<target>.<local>`. Then the call
+    gets a fresh name of its own (`<target>.<block>`), so its locals cannot clash."""
+    if target != r.scope_path or not r.block_stack:
+        return target
+    if not _own_names(r.block_defs[block]) & _own_names(r.block_defs[r.block_stack[-1]]):
+        return target
+    return fresh_name(r, target, block)
+
+
+def _own_names(block: ast.BlockDef) -> set[str]:
+    """The names a block's body defines under its instance's prefix (not those its returns rename)."""
+    names = {t.id for s in block.body if isinstance(s, ast.Assign) for t in s.target_names}
+    names |= {s.name for s in block.body if isinstance(s, ast.TensorDecl)}
+    return names - {e.id for e in block.body[-1].values if isinstance(e, ast.Name)}
 
 
 def _flatten(r, call: ast.OpCall) -> ast.OpCall:
@@ -271,7 +290,7 @@ def _run_body(r, block, table, targets, call) -> list[Tensor]:
         if op is None:
             raise SemanticError("a block returns tensors, not numbers", expr.span)
         if op.op in r.block_defs:
-            out.extend(call_block(r, op, (target,), target))
+            out.extend(call_block(r, op, (target,), _instance_name(r, target, op.op)))
         else:
             out.append(add_op(r, ast.Assign(target, op, False, expr.span, expr.span)))
     return out
