@@ -144,6 +144,10 @@ class _Resolver:
         self.scope_path = ""                 # the block instance being resolved ("" at the top)
         self.repeat_path: tuple[str, ...] = ()  # the repeats around it
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
+        self.block_claims: list[set] = []    # the names each of them defines (frontend.blocks)
+        self.block_count = 0                 # block instances made so far (frontend.blocks.MAX_INSTANCES)
+        self.import_count = 0                # imports with arguments or a namespace (frontend.imports)
+        self.import_memo: dict = {}          # their statements, by (path, arguments, namespace)
         self.sharing: list[tuple] = []       # (instance, the instance whose weights it shares, span)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.expr_base = ""                  # the target that sub-expressions are named after

@@ -128,3 +128,79 @@ def test_an_error_of_the_whole_command_points_at_the_file(cli):
 def test_an_error_with_no_file_names_the_command(cli):
     status, _, err = cli(None, "hardware", "show")
     assert status == 2 and err.startswith("costlang hardware: error: ")
+
+
+# --- 2. unbounded or exponential work -------------------------------------------------------------
+
+def _doubling_blocks(depth: int) -> str:
+    """Block b_i calls b_(i-1) twice; b0 is one relu: b_depth is 2^depth relus."""
+    lines = [H + "dim N = 4\ninput x: fp16[N]\nblock b0(a: fp16[N]) {\n    y = relu(a)\n    return y\n}"]
+    for i in range(1, depth + 1):
+        lines.append(f"block b{i}(a: fp16[N]) {{\n    u = b{i - 1}(a)\n    v = b{i - 1}(u)\n    return v\n}}")
+    return "\n".join(lines) + f"\noutput out = b{depth}(x)\n"
+
+
+def test_blocks_that_double_expand_while_small(cli):
+    # depth 3: 2^3 = 8 relus on N = 4 elements: 32 FLOP, fused into one kernel (read 8 B, write 8 B);
+    # this also needs nested blocks with the same local names (u, v) at every level
+    status, out, err = cli(_doubling_blocks(3), "run", "t.cost")
+    assert status == 0, err
+    assert "FLOPs 32 FLOP; bytes 16 B (read 8 B, written 8 B)" in out
+
+
+def test_blocks_that_double_20_levels_deep_are_refused_quickly(cli):
+    from costlang.frontend.blocks import MAX_INSTANCES
+    with time_budget(20, "expanding 2^20 block instances"):  # unbounded, it ran past 600 s
+        status, out, err = cli(_doubling_blocks(20), "check", "t.cost")
+    assert status == 2 and out == ""
+    first = err.split("\n")[0]
+    # b0 is first called from b1 at line 9, column 9 (`u = b0(a)`)
+    assert first.startswith("t.cost:") and first.endswith(
+        f"error: the program expands to more than {MAX_INSTANCES} block instances")
+    assert "repeat(N)" in err
+
+
+def test_files_that_import_the_next_under_two_names_are_refused_quickly(cli, tmp_path):
+    from costlang.frontend.imports import MAX_IMPORTS
+    for i in range(20):
+        body = "dim N = 4\n" if i == 19 else f'import "f{i + 1}.cost" as a\nimport "f{i + 1}.cost" as b\ndim M = 4\n'
+        (tmp_path / f"f{i}.cost").write_text(body, encoding="utf-8")
+    with time_budget(20, "2^20 imports"):  # unbounded, it ran past 300 s and 861 MB
+        status, _, err = cli(H + 'import "f0.cost" as m\ninput x: fp16[m.M]\noutput y = relu(x)\n', "check", "t.cost")
+    assert status == 2
+    assert err.count("error:") == 1  # said once, not at every level
+    assert f"error: the program makes more than {MAX_IMPORTS} imports with arguments or a namespace" in err
+    assert err.split(":")[0].endswith(".cost")
+
+
+def test_a_file_imported_under_two_names_is_two_instances(cli, tmp_path):
+    # the memo by (path, arguments, namespace) keeps both: a.N = 4 and b.N = 8, so 4 + 8 = 12
+    (tmp_path / "lib.cost").write_text("dim N = 4\n", encoding="utf-8")
+    status, out, err = cli(H + 'import "lib.cost" as a\nimport "lib.cost" with { N = 8 } as b\n'
+                           'input x: fp16[a.N]\noutput y = relu(x)\nquery "sum" = a.N + b.N\n', "run", "t.cost")
+    assert status == 0, err
+    assert "sum = 12" in out
+
+
+def test_instances_of_a_repeat_of_10_to_the_8_are_listed_in_part(cli):
+    from costlang.analysis.composition import MAX_LISTED
+    text = H + ("dim N = 4\ninput x: fp16[N]\nblock layer(a: fp16[N]) {\n    y = relu(a)\n    return y\n}\n"
+                "h = repeat(10^8) layer(x)\noutput out = relu(h)\n")
+    with time_budget(20, "listing 10^8 instances"):  # it reached 13.9 GB in 120 s
+        status, out, err = cli(text, "run", "t.cost", "--instances")
+    assert status == 0, err
+    assert f"  h[{MAX_LISTED - 1}]: no weights\n" in out and f"h[{MAX_LISTED}]" not in out
+    # 10^8 − 64 = 99999936 not listed; the repeat is at line 8, column 5
+    assert (f"  ... and {10 ** 8 - MAX_LISTED} more instances of h like these (repeat(100000000) at "
+            f"t.cost:8:5: the first {MAX_LISTED} are listed)") in out
+
+
+def test_a_plot_over_a_range_beyond_what_it_can_draw_is_an_error(cli):
+    pytest.importorskip("matplotlib")
+    text = H + "dim n\ninput x: fp16[n]\noutput y = relu(x)\n"
+    status, _, err = cli(text, "plot", "t.cost", "--over", "n=1..1e300", "-o", "p.png")
+    assert status == 2
+    assert err.startswith("--over:1:1: error: a plot's axis runs from 1e-100 to 1e+100")
+    assert not os.path.exists("p.png")
+    status, _, err = cli(None, "plot", "t.cost", "--over", "n=1..1e100", "-o", "p.png")
+    assert status == 0, err
