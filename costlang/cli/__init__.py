@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from costlang.budget import DEFAULT_SECONDS, limit
+from costlang.budget import DEFAULT_SECONDS, DEFAULT_WALL_SECONDS, limit, wall_clock_limit
 from costlang.errors import CostlangError
 from costlang.printers.safe import terminal_safe
 
@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
                             f"(default {DEFAULT_SECONDS:g})")
+        s.add_argument("--wall-limit", type=_seconds, default=DEFAULT_WALL_SECONDS, metavar="SECONDS",
+                       help="wall-clock limit for the whole command, on top of the per-operation budgets "
+                            f"(default {DEFAULT_WALL_SECONDS:g})")
     p.set_defaults(command_line=p)
     return p
 
@@ -71,8 +74,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from costlang.frontend.loader import reading_log
     try:
+        from costlang.frontend.parser import parser
         from costlang.printers.numbers import number_style
+        parser()  # loading the parser's tables (about 0.6 s in a fresh process) is outside every limit
         with reading_log(), limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
+                wall_clock_limit(getattr(args, "wall_limit", None), args.command, _file_span(args)), \
                 number_style(binary=getattr(args, "units", "decimal") == "binary", exact=getattr(args, "exact", False)):
             out = args.handler(args)
     except CostlangError as e:
@@ -100,6 +106,13 @@ def _debug(args) -> None:
     output: its messages quote the input (an import string, a label), escapes included."""
     if getattr(args, "debug", False):
         print(terminal_safe(traceback.format_exc()), end="", file=sys.stderr)
+
+
+def _file_span(args):
+    """The input file's line 1, column 1 (None for a command without a file)."""
+    from costlang.errors import Source, Span
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    return Span(Source(str(files[0]), ""), 1, 1, 1, 1) if files[0] else None
 
 
 def _where(args) -> str:
@@ -132,12 +145,23 @@ def command() -> None:
     Only the program collects garbage less often (`main` called in a process leaves it as it is)."""
     _collect_less()
     status = main()
+    _disarm()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # a closed pipe: the interpreter reports it, as it would without the shortcut
         sys.exit(status)
     os._exit(status)
+
+
+def _disarm() -> None:
+    """No budget timer outlives the command: a SIGPROF after the handlers are gone would end the
+    process with status 155 instead of its own."""
+    import signal
+    if hasattr(signal, "setitimer"):
+        for timer in (signal.ITIMER_PROF, signal.ITIMER_REAL):
+            signal.setitimer(timer, 0)
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

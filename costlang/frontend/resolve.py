@@ -17,6 +17,7 @@ from typing import Optional
 import sympy
 
 from costlang import _resources
+from costlang.budget import running
 from costlang.errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
 from costlang.frontend.expr import MATH_FUNCTIONS, evaluate, unit_words
@@ -168,7 +169,8 @@ class _Resolver:
             if self.depth == 1:
                 self.top_statement = stmt
             try:
-                getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
+                with running("resolving this statement", stmt.span if self.depth == 1 else None):
+                    getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
             except ErrorGroup as g:
                 self.errors.extend(e for e in g.errors if not isinstance(e, _Silenced))
             except CostlangError as e:

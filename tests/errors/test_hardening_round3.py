@@ -204,3 +204,45 @@ def test_a_plot_over_a_range_beyond_what_it_can_draw_is_an_error(cli):
     assert not os.path.exists("p.png")
     status, _, err = cli(None, "plot", "t.cost", "--over", "n=1..1e100", "-o", "p.png")
     assert status == 0, err
+
+
+# --- 3. a wall-clock limit for the whole command --------------------------------------------------
+
+def test_the_wall_clock_limit_names_the_running_statement(cli):
+    # 2^13 relus (8191 block instances, under the instance limit) take seconds to resolve;
+    # a limit of 0.3 s ends the command at the statement being resolved, line 73 (`output out = b13(x)`)
+    text = _doubling_blocks(13)
+    line = text.count("\n")
+    status, out, err = cli(text, "check", "t.cost", "--wall-limit", "0.3")
+    assert status == 2 and out == ""
+    lines = err.split("\n")
+    assert lines[0] == (f"t.cost:{line}:1: error: `costlang check` did not finish within its wall-clock limit "
+                        "of 0.3 s; it was resolving this statement")
+    assert lines[1] == f" {line} | output out = b13(x)"
+    assert "--wall-limit SECONDS" in err
+
+
+def test_the_wall_clock_limit_leaves_no_timer_behind(cli):
+    import signal
+    status, _, err = cli(_doubling_blocks(13), "check", "t.cost", "--wall-limit", "0.2")
+    assert status == 2 and "wall-clock limit" in err
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    from costlang import budget
+    assert signal.getsignal(signal.SIGALRM) is not budget._wall_expire
+    status, out, _ = cli(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n", "run", "t.cost",
+                         "--wall-limit", "30")
+    assert status == 0 and "memory-bound" in out
+
+
+def test_a_fresh_process_parses_within_a_small_budget():
+    # loading the parser's tables (about 0.6 s) is outside the budget: a 4-line file parses in ms
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.cost")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n")
+        done = subprocess.run([sys.executable, "-m", "costlang", "check", path, "--time-budget", "0.05"],
+                              capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
