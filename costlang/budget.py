@@ -265,7 +265,7 @@ def _innermost(entries: list, where: Optional[Span]):
     what = next((w for w, _ in reversed(entries)), "analysing the file")
     what = what() if callable(what) else what
     placed = [sp for _, sp in entries if sp is not None]
-    span = next((sp for sp in reversed(placed) if not _in_stdlib(sp.file)), placed[-1] if placed else where)
+    span = next((sp for sp in reversed(placed) if not _in_stdlib(sp.file)), where or (placed or [None])[-1])
     return what, span
 
 

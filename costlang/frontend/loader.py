@@ -33,6 +33,7 @@ def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = 
     name = display or str(path)
     span = span or Span(Source(name, ""), 1, 1, 1, 1)
     _note_read(path)
+    _check_not_system(path, name, span)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block here
     except OSError as e:
@@ -55,6 +56,22 @@ def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = 
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise _not_utf8(data, e, name) from None
+
+
+#: pseudo-filesystems whose files describe the machine or the process (environment, memory maps)
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+
+
+def _check_not_system(path: Path, name: str, span: Span) -> None:
+    """A path (or a symbolic link) into /proc, /sys or /dev is refused before it is read: the
+    errors about a file quote its lines, and /proc/self/environ holds the environment's secrets."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return  # reading reports it
+    if any(real == f or real.startswith(f + "/") for f in _SYSTEM_FOLDERS):
+        raise CostImportError(f"cannot read {name}: it is a file of the system ({real.split('/')[1]}), "
+                              "not a .cost file", span, "name a .cost file of your own")
 
 
 def _reason(e: OSError) -> str:

@@ -40,6 +40,7 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     """Resolve a parsed main file (and everything it imports) into a `Program`."""
     overrides = overrides or Overrides()
     r = _Resolver(module.source_name, overrides)
+    r.main_dir = path.resolve().parent if path is not None else None
     with recording_equalities(r.program.equalities):
         if prelude and not _restore_prelude(r):
             r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
@@ -156,6 +157,7 @@ class _Resolver:
         self.top_names: dict[str, Span] = {}  # the names the main file defines
         self.top_statement = None            # the main file's statement being resolved
         self.selections: list = []           # (span, hardware, system, in the main file) of each `use`
+        self.main_dir: Optional[Path] = None  # imports stay in the main file's folder (or the stdlib)
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
@@ -204,6 +206,8 @@ class _Resolver:
         else:
             target = _resources.stdlib_module(s.target)
         _check_import_target(s, target, path)
+        if s.is_path:
+            _check_inside(s, target, self.main_dir)
         if s.args or s.alias is not None:
             from costlang.frontend.imports import import_with  # arguments and namespaces
             import_with(self, s, target)
@@ -572,6 +576,19 @@ def _check_link(s: ast.Import, target: Path, importer: Optional[Path]) -> None:
         raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is a symbolic link to a file outside "
                               f"the folder of the importing file", s.span,
                               "copy the file into the folder, or import it by its own path")
+
+
+def _check_inside(s: ast.Import, target: Path, main_dir: Optional[Path]) -> None:
+    """A quoted import may not leave the main file's folder (by `../` or an absolute path), unless it
+    names a stdlib file: a `.cost` file from elsewhere on the machine would be read, and its lines
+    quoted in errors. (Files in folders below the main file's may import each other freely.)"""
+    base = os.path.realpath(main_dir if main_dir is not None else Path.cwd())
+    real = os.path.realpath(target)
+    if os.path.commonpath([base, real]) == base or _is_stdlib(real):
+        return
+    raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is outside the folder of the main file",
+                          s.span, "copy the file into that folder (or a folder below it), or run costlang "
+                          "on a main file in a folder that holds both")
 
 
 class _Silenced(CostlangError):

@@ -211,6 +211,7 @@ def test_a_plot_over_a_range_beyond_what_it_can_draw_is_an_error(cli):
 def test_the_wall_clock_limit_names_the_running_statement(cli):
     # 2^13 relus (8191 block instances, under the instance limit) take seconds to resolve;
     # a limit of 0.3 s ends the command at the statement being resolved, line 73 (`output out = b13(x)`)
+    assert cli(_doubling_blocks(1), "check", "t.cost")[0] == 0  # the prelude is resolved, once per process
     text = _doubling_blocks(13)
     line = text.count("\n")
     status, out, err = cli(text, "check", "t.cost", "--wall-limit", "0.3")
@@ -246,3 +247,62 @@ def test_a_fresh_process_parses_within_a_small_budget():
         done = subprocess.run([sys.executable, "-m", "costlang", "check", path, "--time-budget", "0.05"],
                               capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+# --- 6. injection and leaks -----------------------------------------------------------------------
+
+LABELLED = (H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n"
+            'query "[l](javascript:alert(1))" = N\n')
+
+
+@pytest.mark.parametrize("fmt", ["md", "latex"])
+def test_a_link_in_a_query_label_is_no_link_in_a_derivation(cli, fmt):
+    status, out, err = cli(LABELLED, "derive", "--format", fmt, "t.cost")
+    assert status == 0, err
+    assert "](javascript:" not in out  # no `[text](url)` a Markdown renderer would make a link of
+    assert r"\text{\texttt{{[}l{]}(javascript:alert(1))}}" in out  # the same glyphs in TeX and KaTeX
+
+
+def test_a_calibration_suffix_with_an_escape_is_refused(cli):
+    status, _, err = cli(MEASURED, "calibrate", "t.cost", "--suffix", "_\x1b[31m", "-o", "fit.cost")
+    assert status == 2 and not os.path.exists("fit.cost")
+    assert err.startswith("--suffix:1:1: error: --suffix may hold only letters, digits and underscores")
+    assert "\x1b" not in err
+    status, out, err = cli(None, "calibrate", "t.cost", "--suffix", "_fit", "-o", "fit.cost")
+    assert status == 0 and "wrote fit.cost: chapter_gpu_fit" in out
+    assert cli(None, "check", "fit.cost")[0] == 0  # the written file parses
+
+
+def test_a_main_file_linked_to_the_environment_is_not_quoted(cli, tmp_path):
+    if not os.path.exists("/proc/self/environ"):
+        pytest.skip("no /proc")
+    os.environ["COSTLANG_SECRET_FOR_TEST"] = "hunter2"
+    try:
+        (tmp_path / "env.cost").symlink_to("/proc/self/environ")
+        status, out, err = cli(None, "check", "env.cost")
+    finally:
+        del os.environ["COSTLANG_SECRET_FOR_TEST"]
+    assert status == 2 and "hunter2" not in err and "=" not in err.split("\n")[0]
+    assert err.startswith("env.cost:1:1: error: cannot read env.cost: it is a file of the system (proc)")
+
+
+@pytest.mark.parametrize("target", ["../lib.cost", "ABSOLUTE"])
+def test_an_import_outside_the_main_files_folder_is_refused(cli, tmp_path, target):
+    (tmp_path / "lib.cost").write_text("dim N = 4\n# a secret line\n", encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    target = str(tmp_path / "lib.cost") if target == "ABSOLUTE" else target
+    (tmp_path / "in" / "m.cost").write_text(H + f'import "{target}"\n', encoding="utf-8")
+    status, _, err = cli(None, "check", "in/m.cost")
+    assert status == 2 and "secret" not in err
+    first = err.split("\n")[0]  # a long path is shortened in the message
+    assert first.startswith('in/m.cost:2:1: error: cannot import "')
+    assert first.endswith('": it is outside the folder of the main file')
+
+
+def test_files_below_the_main_file_may_import_each_other(cli, tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "lib.cost").write_text("dim N = 4\n", encoding="utf-8")
+    (tmp_path / "sub" / "a.cost").write_text('import "../lib.cost"\n', encoding="utf-8")
+    status, out, err = cli(H + 'import "sub/a.cost"\ninput x: fp16[N]\noutput y = relu(x)\n', "run", "t.cost")
+    assert status == 0, err
+    assert "bytes 16 B" in out  # relu over N = 4 fp16: reads 8 B, writes 8 B
