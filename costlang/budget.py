@@ -198,7 +198,7 @@ def _async_raise(thread_id: int, exc_type) -> None:
 
 #: a command's limit in seconds of wall-clock time, on top of the CPU budget of each operation:
 #: many operations each within their budget, or work outside every budget, still end
-DEFAULT_WALL_SECONDS = 60.0
+DEFAULT_WALL_SECONDS = 45.0
 #: what is running now, innermost last: (what, span), for the message when the wall clock runs out
 _RUNNING: list = []
 #: budgets being disarmed (their clean-up must not be cut short by the wall-clock signal)
