@@ -34,8 +34,7 @@ def import_with(r, s: ast.Import, target: Path) -> None:
         raise CostImportError(f"import cycle: {chain}", s.span)
     r.import_count += 1
     if r.import_count > MAX_IMPORTS + 1:  # said once: every import after it is skipped silently
-        from costlang.frontend.resolve import _Silenced
-        raise _Silenced("import skipped", s.span)
+        raise r.silenced(s.span)
     if r.import_count > MAX_IMPORTS:
         raise CostImportError(f"the program makes more than {MAX_IMPORTS} imports with arguments or a namespace",
                               s.span, "files that import the next one under two names grow exponentially: "

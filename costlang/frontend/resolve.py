@@ -159,6 +159,10 @@ class _Resolver:
         self.selections: list = []           # (span, hardware, system, in the main file) of each `use`
         self.main_dir: Optional[Path] = None  # imports stay in the main file's folder (or the stdlib)
 
+    def silenced(self, span: Optional[Span]) -> CostlangError:
+        """An error that is not reported (a follow-on of one already said)."""
+        return _Silenced("a follow-on error", span)
+
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
         outer, outer_names = self.module_name, self.module_names
