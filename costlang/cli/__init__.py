@@ -94,6 +94,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INPUT
     except Exception as e:  # a bug in costlang, not in the input
         _debug(args)
+        if type(e).__name__ == "PrecisionExhausted":  # sympy's evalf cannot place a floor/ceil of the values
+            print(terminal_safe(f"{_where(args)}: error: the values given are too large to compare exactly "
+                                "(sympy ran out of precision)\n  = hint: give the dims and params smaller "
+                                "values"), file=sys.stderr)
+            return EXIT_INPUT
         print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return EXIT_INTERNAL

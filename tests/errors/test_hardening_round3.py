@@ -306,3 +306,14 @@ def test_files_below_the_main_file_may_import_each_other(cli, tmp_path):
     status, out, err = cli(H + 'import "sub/a.cost"\ninput x: fp16[N]\noutput y = relu(x)\n', "run", "t.cost")
     assert status == 0, err
     assert "bytes 16 B" in out  # relu over N = 4 fp16: reads 8 B, writes 8 B
+
+
+def test_values_sympy_cannot_place_are_an_input_error(cli):
+    # campaign case 494: flash attention's floor(M/(4·d)) tiles at M = 10^300 with B = 2^48 and
+    # H = 10^300 ran sympy's evalf out of precision (an internal PrecisionExhausted)
+    from pathlib import Path
+    text = (Path(__file__).parents[2] / "examples" / "memory" / "flash_attention.cost").read_text(encoding="utf-8")
+    status, out, err = cli(text, "run", "t.cost", "--set", "M=1e300", "--set", "B=65536*65536*65536",
+                           "--set", "H=1e300")
+    assert status == 2 and out == ""
+    assert err.startswith("t.cost:1:1: error: the values given are too large to compare exactly")
