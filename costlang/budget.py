@@ -34,7 +34,8 @@ from typing import Callable, Iterator, Optional, Union
 
 from costlang.errors import BudgetError, Span
 
-__all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "time_budget", "limit", "budget_seconds", "BudgetError"]
+__all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "DEFAULT_WALL_SECONDS", "time_budget", "limit", "budget_seconds",
+           "wall_clock_limit", "running", "BudgetError"]
 
 DEFAULT_SECONDS = 5.0
 _MIN_SECONDS = 1e-6  # setitimer(0) would switch the timer off instead of firing at once
@@ -80,6 +81,12 @@ def time_budget(seconds: Optional[float], what: Union[str, Callable[[], str]],
     """
     seconds = budget_seconds() if seconds is None else seconds
     armed = min(max(seconds, _MIN_SECONDS), MAX_SECONDS)
+    with running(what, span), _budgeted(seconds, armed, what, span):
+        yield
+
+
+@contextmanager
+def _budgeted(seconds: float, armed: float, what, span: Optional[Span]) -> Iterator[None]:
     on_main = _signals_usable()
     clock = time.process_time if on_main else _thread_clock()
     state = {"mine": False}  # set when this budget, not an outer one, ran out
@@ -141,12 +148,16 @@ def _arm_signal(seconds: float, clock: Callable[[], float], state: dict) -> Iter
         yield
     finally:
         state["armed"] = False  # first, and no call before it: from here a late signal is ignored
-        signal.setitimer(_TIMER, 0)
-        _ARMED[:] = [s for s in _ARMED if s is not state]
-        signal.signal(_SIGNAL, outer_handler)
-        if outer_left:  # give the outer budget back what is left of it
-            left = outer_left - (clock() - started)
-            signal.setitimer(_TIMER, max(left, _MIN_SECONDS), _REPEAT_SECONDS)
+        _CLEANING[0] += 1  # and the wall-clock limit waits until the timers are as they were
+        try:
+            signal.setitimer(_TIMER, 0)
+            _ARMED[:] = [s for s in _ARMED if s is not state]
+            signal.signal(_SIGNAL, outer_handler)
+            if outer_left:  # give the outer budget back what is left of it
+                left = outer_left - (clock() - started)
+                signal.setitimer(_TIMER, max(left, _MIN_SECONDS), _REPEAT_SECONDS)
+        finally:
+            _CLEANING[0] -= 1
 
 
 @contextmanager
@@ -181,3 +192,87 @@ def _async_raise(thread_id: int, exc_type) -> None:
     set_async = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
     if set_async is not None:
         set_async(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None)
+
+
+# --- the whole command's wall-clock limit ------------------------------------------------------------
+
+#: a command's limit in seconds of wall-clock time, on top of the CPU budget of each operation:
+#: many operations each within their budget, or work outside every budget, still end
+DEFAULT_WALL_SECONDS = 45.0
+#: what is running now, innermost last: (what, span), for the message when the wall clock runs out
+_RUNNING: list = []
+#: budgets being disarmed (their clean-up must not be cut short by the wall-clock signal)
+_CLEANING = [0]
+_WALL = {"armed": False}
+_DEFER_SECONDS = 0.01
+
+
+class _WallExpired(BaseException):
+    """Raised in the working code when the command's wall-clock limit is reached."""
+
+
+@contextmanager
+def running(what: Union[str, Callable[[], str]], span: Optional[Span]) -> Iterator[None]:
+    """Note what is running (a statement, a simplification), for the wall-clock limit's message."""
+    _RUNNING.append((what, span))
+    try:
+        yield
+    finally:
+        _RUNNING.pop()
+
+
+def _wall_expire(signum, frame):
+    """The SIGALRM handler: ends the command, unless a budget is being disarmed (then a moment later)."""
+    if not _WALL["armed"]:
+        return
+    if _CLEANING[0] or any(not s["armed"] for s in _ARMED):
+        signal.setitimer(signal.ITIMER_REAL, _DEFER_SECONDS)
+        return
+    _WALL["armed"] = False
+    _WALL["running"] = list(_RUNNING)  # unwinding empties the list: what ran is kept here
+    raise _WallExpired()
+
+
+@contextmanager
+def wall_clock_limit(seconds: Optional[float], command: str, where: Optional[Span] = None) -> Iterator[None]:
+    """Run a whole command within `seconds` of wall-clock time (None: no limit), else `BudgetError`
+    at the statement that was running (its span; `where` when none is known). Only on the main
+    thread of a POSIX process (``SIGALRM``, ``ITIMER_REAL``); elsewhere the block runs unbounded."""
+    if seconds is None or not _signals_usable() or _WALL["armed"]:
+        yield
+        return
+    depth = len(_RUNNING)
+    outer = signal.signal(signal.SIGALRM, _wall_expire)
+    _WALL["armed"] = True
+    try:
+        signal.setitimer(signal.ITIMER_REAL, min(max(seconds, _MIN_SECONDS), MAX_SECONDS))
+        yield
+    except _WallExpired:
+        what, span = _innermost(_WALL.pop("running", [])[depth:], where)
+        raise BudgetError(f"`costlang {command}` did not finish within its wall-clock limit of {seconds:g} s; "
+                          f"it was {what}", span,
+                          "raise the limit with `--wall-limit SECONDS`, or simplify the statement") from None
+    finally:
+        _WALL["armed"] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, outer)
+        del _RUNNING[depth:]
+
+
+def _innermost(entries: list, where: Optional[Span]):
+    """The words of the innermost running operation, and the place of the innermost one in the user's
+    files (a simplification inside a stdlib block is reported at the user's statement that uses it)."""
+    what = next((w for w, _ in reversed(entries)), "analysing the file")
+    what = what() if callable(what) else what
+    placed = [sp for _, sp in entries if sp is not None]
+    span = next((sp for sp in reversed(placed) if not _in_stdlib(sp.file)), where or (placed or [None])[-1])
+    return what, span
+
+
+def _in_stdlib(file: str) -> bool:
+    from pathlib import Path
+    from costlang._resources import in_stdlib
+    try:
+        return in_stdlib(Path(file))
+    except (OSError, ValueError, RuntimeError):
+        return False

@@ -111,10 +111,16 @@ def crossings(a) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((k.name, s) for k in a.kernels if len(s := kernel_scopes(a, k)) > 1)
 
 
-def instance_names(a, name: str) -> Optional[list[str]]:
-    """`name[0]`, `name[1]`, ... for a repeat whose count is bound (None while it is free)."""
+def instance_names(a, name: str, limit: int = None) -> Optional[tuple[list[str], int]]:
+    """`name[0]`, `name[1]`, ... for a repeat whose count is bound (None while it is free): the first
+    `limit` names (default `MAX_LISTED`) and the count. A count of 10^8 is never made into a list."""
     rep = a.program.repeats[name]
     n = rep.count.xreplace(a.bindings)
     if not n.is_Integer:
         return None
-    return [f"{name}[{i}]" for i in range(int(n))]
+    limit = MAX_LISTED if limit is None else limit
+    return [f"{name}[{i}]" for i in range(min(int(n), max(limit, 0)))], int(n)
+
+
+#: instances of one repeat listed by name; the rest are counted
+MAX_LISTED = 64

@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from costlang.budget import DEFAULT_SECONDS, limit
+from costlang.budget import DEFAULT_SECONDS, DEFAULT_WALL_SECONDS, limit, wall_clock_limit
 from costlang.errors import CostlangError
 from costlang.printers.safe import terminal_safe
 
@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
                             f"(default {DEFAULT_SECONDS:g})")
+        s.add_argument("--wall-limit", type=_seconds, default=DEFAULT_WALL_SECONDS, metavar="SECONDS",
+                       help="wall-clock limit for the whole command, on top of the per-operation budgets "
+                            f"(default {DEFAULT_WALL_SECONDS:g})")
     p.set_defaults(command_line=p)
     return p
 
@@ -69,29 +72,74 @@ def _collect_less() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    from costlang.frontend.loader import reading_log
     try:
+        from costlang.frontend.parser import parser
         from costlang.printers.numbers import number_style
-        with limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
+        parser()  # loading the parser's tables (about 0.6 s in a fresh process) is outside every limit
+        with reading_log(), limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
+                wall_clock_limit(getattr(args, "wall_limit", None), args.command, _file_span(args)), \
                 number_style(binary=getattr(args, "units", "decimal") == "binary", exact=getattr(args, "exact", False)):
             out = args.handler(args)
     except CostlangError as e:
-        if args.debug:
-            traceback.print_exc()
-        print(terminal_safe(e.render()), file=sys.stderr)
+        _debug(args)
+        text = _placed(e, args).render()
+        if text.startswith("error: "):  # no file: the command is the place
+            text = f"costlang {args.command}: {text}"
+        print(terminal_safe(text), file=sys.stderr)
         return EXIT_INPUT
     except RecursionError:  # a structure nested too deeply for Python: bad input, said plainly
-        if args.debug:
-            raise
-        print(f"{args.file}: error: the input is nested too deeply to analyse", file=sys.stderr)
+        _debug(args)
+        print(terminal_safe(f"{_where(args)}: error: the input is nested too deeply to analyse"), file=sys.stderr)
         return EXIT_INPUT
     except Exception as e:  # a bug in costlang, not in the input
-        if args.debug:
-            raise
+        _debug(args)
+        if type(e).__name__ == "PrecisionExhausted":  # sympy's evalf cannot place a floor/ceil of the values
+            print(terminal_safe(f"{_where(args)}: error: the values given are too large to compare exactly "
+                                "(sympy ran out of precision)\n  = hint: give the dims and params smaller "
+                                "values"), file=sys.stderr)
+            return EXIT_INPUT
         print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return EXIT_INTERNAL
     sys.stdout.write(terminal_safe(out))
     return EXIT_OK
+
+
+def _debug(args) -> None:
+    """With `--debug`, the traceback of the exception being handled, made as safe as every other
+    output: its messages quote the input (an import string, a label), escapes included."""
+    if getattr(args, "debug", False):
+        print(terminal_safe(traceback.format_exc()), end="", file=sys.stderr)
+
+
+def _file_span(args):
+    """The input file's line 1, column 1 (None for a command without a file)."""
+    from costlang.errors import Source, Span
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    return Span(Source(str(files[0]), ""), 1, 1, 1, 1) if files[0] else None
+
+
+def _where(args) -> str:
+    """What an error with no place of its own points at: the (first) input file, else the command."""
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    return f"{files[0]}:1:1" if files[0] else f"costlang {args.command}"
+
+
+def _placed(e: CostlangError, args) -> CostlangError:
+    """Every exit-2 error carries a position: one found with no span of its own (a whole-command
+    condition, such as no `measure` block in any file) points at the input file's line 1, column 1,
+    or (in `main`) names the command when there is no file."""
+    from costlang.errors import ErrorGroup, Source, Span
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    parts = e.errors if isinstance(e, ErrorGroup) else [e]
+    for part in parts:
+        if part.span is None:
+            if files[0]:
+                part.span = Span(Source(str(files[0]), ""), 1, 1, 1, 1)
+    if isinstance(e, ErrorGroup) and e.span is None:
+        e.span = parts[0].span
+    return e
 
 
 def command() -> None:
@@ -102,12 +150,23 @@ def command() -> None:
     Only the program collects garbage less often (`main` called in a process leaves it as it is)."""
     _collect_less()
     status = main()
+    _disarm()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # a closed pipe: the interpreter reports it, as it would without the shortcut
         sys.exit(status)
     os._exit(status)
+
+
+def _disarm() -> None:
+    """No budget timer outlives the command: a SIGPROF after the handlers are gone would end the
+    process with status 155 instead of its own."""
+    import signal
+    if hasattr(signal, "setitimer"):
+        for timer in (signal.ITIMER_PROF, signal.ITIMER_REAL):
+            signal.setitimer(timer, 0)
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def write_output(args, data: bytes) -> None:
     """Write `data` to `-o`; never over the input file, never through a symbolic link, and over an
     existing file only with `--force`. A path that cannot be written is bad input, not a crash."""
     import os
-    path, span = check_output(args), argument_span("-o", args.output)
+    path, span = check_output(args), argument_span("-o", args.output)  # again: the imports are known now
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     if not args.force:
         flags |= os.O_EXCL  # the file did not exist a moment ago: it must not appear meanwhile
@@ -74,25 +74,53 @@ def write_output(args, data: bytes) -> None:
 
 
 def check_output(args) -> Path:
-    """The `-o` path, once it is known that writing it loses nothing (checked before the analysis
-    too, so that a refused file name does not wait for it)."""
+    """The `-o` path, once it is known that writing it loses nothing: not an input file nor any file
+    the program read (its imports), not through a symbolic link (the file or a folder on the way),
+    and not an existing file without `--force`. Checked before the analysis too, so that a refused
+    file name does not wait for it, and again as the file is written (the imports are known then)."""
+    import os
+    from costlang.frontend.loader import files_read
     output = args.output
     span = argument_span("-o", output)
     path = Path(output)
     if path.is_symlink():
         raise ArgumentError(f"will not write {output!r}: it is a symbolic link", span,
                             "name the file the link points to, or another file")
+    linked = _linked_folder(path)
+    if linked is not None:
+        raise ArgumentError(f"will not write {output!r}: the folder {linked!r} on its way is a symbolic link",
+                            span, "name the folder the link points to")
     if path.exists():
-        try:
-            same = path.samefile(args.file)
-        except OSError:
-            same = False
+        inputs = getattr(args, "files", None) or [args.file]
+        real = os.path.realpath(path)
+        same = real in files_read() or any(_same(path, f) for f in inputs)
         if same:
             raise ArgumentError(f"will not write over the input file {output!r}", span,
-                                "choose another name for the output")
+                                "choose another name for the output: the program reads this file")
         if not args.force:
             raise ArgumentError(f"will not replace the existing file {output!r}", span,
                                 "add --force to replace it, or choose another name")
         if not path.is_file():
             raise ArgumentError(f"cannot write {output!r}: it is not a regular file", span)
     return path
+
+
+def _same(path: Path, other) -> bool:
+    try:
+        return path.samefile(other)
+    except (OSError, ValueError):
+        return False
+
+
+def _linked_folder(path: Path):
+    """The first folder of `path`, as written, that is a symbolic link (None if there is none). A
+    relative path is checked from the current folder on; the folders above it are the user's setup."""
+    current = None
+    for part in path.parent.parts:
+        current = Path(part) if current is None else current / part
+        try:
+            if current.is_symlink():
+                return str(current)
+        except OSError:
+            return None
+    return None

@@ -131,6 +131,11 @@ def plot_command(args) -> str:
         from costlang.queries.curve import CURVE_POINTS
         from costlang.queries.sweep import parse_axis
         axis = parse_axis(program, args.over, default=f"log:{CURVE_POINTS if args.sweep else TRAJECTORY_POINTS}")
+        if not PLOT_MIN <= min(axis.values) <= max(axis.values) <= PLOT_MAX:
+            raise ArgumentError(f"a plot's axis runs from {PLOT_MIN:g} to {PLOT_MAX:g}: {axis.name} from "
+                                f"{min(axis.values):g} to {max(axis.values):g} cannot be drawn",
+                                argument_span("--over", args.over),
+                                "narrow the range (`costlang sweep` takes values up to 1e300)")
     if args.sweep:
         figure = _sweep_plot(plot, program, args, axis)
     else:
@@ -163,6 +168,9 @@ def _nothing_to_place(program, analyses) -> None:
                         f"path with --over {free[0]}=1..4096" if free else None)
 
 
+#: the x range a plot can draw: matplotlib pads and ticks a log axis beyond its data, and overflows
+#: floats (a collapsed figure and numpy warnings) for data near 1e300
+PLOT_MIN, PLOT_MAX = 1e-100, 1e100
 TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default spacing
 
 
@@ -183,7 +191,7 @@ def _sweep_plot(plot, program, args, axis):
 
 def _exact(x: float) -> sympy.Rational:
     """A float bound of a range as the exact number it was typed as (64.0 → 64, 0.1 → 1/10)."""
-    f = Fraction(repr(x))
+    f = Fraction(repr(float(x)))  # float(): a numpy float's repr is `np.float64(2.0)`
     return sympy.Rational(f.numerator, f.denominator)
 
 

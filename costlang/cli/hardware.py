@@ -80,6 +80,16 @@ def _groups(args) -> tuple[dict, dict]:
     return groups, levels
 
 
+def _check_suffix(suffix: str) -> None:
+    """The suffix makes hardware names in the written file: letters, digits and underscores only
+    (an escape sequence or a quote would be written raw into a file that then no longer parses)."""
+    import re
+    if not re.fullmatch(r"[A-Za-z0-9_]*", suffix):
+        from costlang.cli.common import ArgumentError, argument_span
+        raise ArgumentError("--suffix may hold only letters, digits and underscores: it ends the calibrated "
+                            "hardware's name", argument_span("--suffix", suffix), "for example --suffix _fit")
+
+
 def _validate(args) -> str:
     from costlang.printers.text.validation import validation_text
     return validation_text(_groups(args)[0])
@@ -88,6 +98,10 @@ def _validate(args) -> str:
 def _calibrate(args) -> str:
     from costlang.queries.calibrate import fit
     from costlang.printers.text.validation import calibrated_hardware, calibration_text
+    _check_suffix(args.suffix)
+    if args.output:
+        from costlang.cli.common import check_output
+        check_output(args)  # before the analysis: a refused name does not wait for it
     groups, levels = _groups(args)
     fits = {hw: fit(pts) for hw, pts in groups.items()}
     text = calibration_text(fits)

@@ -72,7 +72,7 @@ def assign(r, s: ast.Assign) -> None:
             _repeat(r, s, targets)
         elif call.op in r.block_defs:
             # a block's returned local computed by a block call: that call is the instance `y.a`
-            instance = r.kernel_names.get(targets[0], targets[0])
+            instance = r.kernel_names.get(targets[0]) or _instance_name(r, targets[0], call.op)
             for t in targets:
                 r.kernel_names.pop(t, None)
             call_block(r, call, targets, instance)
@@ -118,6 +118,29 @@ def fresh_name(r, base: str, what: str) -> str:
         k += 1
         name = f"{base}.{what}_{k}"
     return name
+
+
+def _instance_name(r, target: str, block: str) -> str:
+    """The instance name of a block call assigned to `target`: the target itself, unless the target
+    is an enclosing instance's name (a block that returns what this call computes) and a name this
+    call would define there, `<target>.<local>`, is already defined or belongs to a block instance
+    still being resolved (a later statement of the enclosing block will define it). Then the call
+    gets a fresh name under the current instance (`<scope>.<block>`), so its locals cannot clash;
+    where nothing clashes, every name stays as it was."""
+    if not r.block_stack:
+        return target
+    mine = {f"{target}.{n}" for n in _own_names(r.block_defs[block])}
+    claimed = set().union(*r.block_claims) if r.block_claims else set()
+    if not (mine & claimed or any(("value", n) in r.origin for n in mine)):
+        return target
+    return fresh_name(r, r.scope_path or target, block)
+
+
+def _own_names(block: ast.BlockDef) -> set[str]:
+    """The names a block's body defines under its instance's prefix (not those its returns rename)."""
+    names = {t.id for s in block.body if isinstance(s, ast.Assign) for t in s.target_names}
+    names |= {s.name for s in block.body if isinstance(s, ast.TensorDecl)}
+    return names - {e.id for e in block.body[-1].values if isinstance(e, ast.Name)}
 
 
 def _flatten(r, call: ast.OpCall) -> ast.OpCall:
@@ -175,6 +198,11 @@ class _Binding:
     dtypes: dict
 
 
+#: block instances one program may expand to (each is resolved statement by statement); the
+#: largest shipped model has 16; a block calling the one before twice, 14 levels deep, has 32767
+MAX_INSTANCES = 10_000
+
+
 def call_block(r, call: ast.OpCall, targets: tuple[str, ...], instance: str,
                base: str | None = None) -> list[Tensor]:
     """Instantiate block `call.op` as `instance`; its returns are named `targets` (nested operands
@@ -194,12 +222,18 @@ def _instantiate(r, call, targets, instance, base=None):
                             f", not {len(targets)}", call.span,
                             f"assign {len(returns)} name{'s' * (len(returns) != 1)}: "
                             + ", ".join(f"t{i + 1}" for i in range(len(returns))) + f" = {block.name}(...)")
+    r.block_count += 1
+    if r.block_count > MAX_INSTANCES:  # blocks that call the one before twice double at every level
+        raise SemanticError(f"the program expands to more than {MAX_INSTANCES} block instances", call.span,
+                            "a block that calls another several times, nested many levels deep, grows "
+                            "exponentially: use `repeat(N) block(...)`, which is analysed once")
     bound = _bind(r, block, call, instance if base is None else base)
     table = _table(r, block, bound, targets, instance)
     shares = _shares(r, call, instance)
     if instance not in r.program.instances:  # a transparent block's inner call: the same instance
         r.program.instances[instance] = Instance(instance, block.name, call.span, r.repeat_path)
     outer_scope = r.scope_path
+    r.block_claims.append({f"{instance}.{n}" for n in _own_names(block)})
     r.block_stack.append(block.name)
     r.scope_path = instance
     if shares is not None:
@@ -213,6 +247,7 @@ def _instantiate(r, call, targets, instance, base=None):
         raise
     finally:
         r.block_stack.pop()
+        r.block_claims.pop()
         r.scope_path = outer_scope
         if shares is not None:
             r.sharing.pop()

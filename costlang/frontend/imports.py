@@ -22,11 +22,23 @@ from costlang.frontend.rename import rename
 __all__ = ["import_with"]
 
 
+#: imports with arguments or a namespace one program may make (each resolves the file again); files
+#: that import the next one under two names double at every level
+MAX_IMPORTS = 1_000
+
+
 def import_with(r, s: ast.Import, target: Path) -> None:
     target = target.resolve()
     if target in r.stack:
         chain = " → ".join(p.name for p in r.stack[r.stack.index(target):] + [target])
         raise CostImportError(f"import cycle: {chain}", s.span)
+    r.import_count += 1
+    if r.import_count > MAX_IMPORTS + 1:  # said once: every import after it is skipped silently
+        raise r.silenced(s.span)
+    if r.import_count > MAX_IMPORTS:
+        raise CostImportError(f"the program makes more than {MAX_IMPORTS} imports with arguments or a namespace",
+                              s.span, "files that import the next one under two names grow exponentially: "
+                              "import each file once and share its names")
     module = read_module(target, s.span)
     bindings = {st.name: st for st in module.statements if isinstance(st, ast.Binding)}
     values = {}
@@ -39,10 +51,16 @@ def import_with(r, s: ast.Import, target: Path) -> None:
             raise SemanticError(f"'{arg.name}' is given twice", arg.span)
         values[arg.name] = ast.Const(r.expect(arg.value, DIMENSIONLESS, f"the value of '{arg.name}'").expr,
                                      DIMENSIONLESS, arg.span)
-    statements = [dataclasses.replace(st, value=values[st.name])
-                  if isinstance(st, ast.Binding) and st.name in values else st for st in module.statements]
-    if s.alias is not None:
-        statements = _namespaced(statements, s.alias.id)
+    key = (str(target), id(module), tuple(sorted((k, v.value) for k, v in values.items())),
+           s.alias.id if s.alias is not None else None)
+    statements = r.import_memo.get(key)
+    if statements is None or statements[0] is not module:  # memoised by (path, arguments, namespace)
+        made = [dataclasses.replace(st, value=values[st.name])
+                if isinstance(st, ast.Binding) and st.name in values else st for st in module.statements]
+        if s.alias is not None:
+            made = _namespaced(made, s.alias.id)
+        statements = r.import_memo[key] = (module, made)
+    statements = statements[1]
     r.stack.append(target)
     try:
         r.run_module(ast.Module(module.source_name, tuple(statements)), target)

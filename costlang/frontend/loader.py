@@ -10,6 +10,7 @@ parsed (`frontend.shipped`), so no process parses them while they are unchanged.
 """
 from __future__ import annotations
 
+import contextvars
 import errno
 import os
 import stat
@@ -21,7 +22,7 @@ from costlang.frontend import ast
 from costlang.frontend.parser import parse
 from costlang.frontend.shipped import shipped_module
 
-__all__ = ["read_text", "read_module", "MAX_FILE_BYTES"]
+__all__ = ["read_text", "read_module", "MAX_FILE_BYTES", "reading_log", "files_read"]
 
 #: larger files are refused before they are read: parsing them would take minutes
 MAX_FILE_BYTES = 8 * 2 ** 20
@@ -31,6 +32,8 @@ def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = 
     """The text of a `.cost` file: UTF-8 (a leading byte-order mark is dropped), at most `MAX_FILE_BYTES`."""
     name = display or str(path)
     span = span or Span(Source(name, ""), 1, 1, 1, 1)
+    _note_read(path)
+    _check_not_system(path, name, span)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block here
     except OSError as e:
@@ -53,6 +56,22 @@ def read_text(path: Path, span: Optional[Span] = None, display: Optional[str] = 
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise _not_utf8(data, e, name) from None
+
+
+#: pseudo-filesystems whose files describe the machine or the process (environment, memory maps)
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+
+
+def _check_not_system(path: Path, name: str, span: Span) -> None:
+    """A path (or a symbolic link) into /proc, /sys or /dev is refused before it is read: the
+    errors about a file quote its lines, and /proc/self/environ holds the environment's secrets."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return  # reading reports it
+    if any(real == f or real.startswith(f + "/") for f in _SYSTEM_FOLDERS):
+        raise CostImportError(f"cannot read {name}: it is a file of the system ({real.split('/')[1]}), "
+                              "not a .cost file", span, "name a .cost file of your own")
 
 
 def _reason(e: OSError) -> str:
@@ -83,6 +102,7 @@ def read_module(path: Path, span: Optional[Span] = None, display: Optional[str] 
     except (OSError, RuntimeError):
         key = None  # read_text reports the problem
     if key in _PARSED:
+        _note_read(path)
         return _PARSED[key]
     text, stdlib = read_text(path, span, name), _in_stdlib(path)
     module = (stdlib and shipped_module(path, text, name)) or parse(text, name, budgeted=not stdlib)
@@ -103,3 +123,36 @@ def _in_stdlib(path: Path) -> bool:
 
 _PARSED: dict[tuple, ast.Module] = {}
 _PARSED_LIMIT = 64
+
+
+#: the files read since the innermost `reading_log()` began (None: no log is kept)
+_READ_LOG: contextvars.ContextVar = contextvars.ContextVar("costlang_files_read", default=None)
+
+
+def reading_log():
+    """A context in which every `.cost` file read is noted (`files_read()`): a command's `-o` may
+    write over none of them (an imported library is as much the user's work as the main file)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def log():
+        token = _READ_LOG.set(set())
+        try:
+            yield
+        finally:
+            _READ_LOG.reset(token)
+    return log()
+
+
+def files_read() -> set:
+    """The real paths of the files read in the current `reading_log()` (empty outside one)."""
+    return set(_READ_LOG.get() or ())
+
+
+def _note_read(path: Path) -> None:
+    log = _READ_LOG.get()
+    if log is not None:
+        try:
+            log.add(os.path.realpath(path))
+        except (OSError, ValueError):
+            pass

@@ -17,6 +17,7 @@ from typing import Optional
 import sympy
 
 from costlang import _resources
+from costlang.budget import running
 from costlang.errors import (CostImportError, CostlangError, CostNameError, ErrorGroup, SemanticError,
                       ShapeError, Span, UnitError, did_you_mean)
 from costlang.frontend.expr import MATH_FUNCTIONS, evaluate, unit_words
@@ -39,6 +40,7 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
     """Resolve a parsed main file (and everything it imports) into a `Program`."""
     overrides = overrides or Overrides()
     r = _Resolver(module.source_name, overrides)
+    r.main_dir = path.resolve().parent if path is not None else None
     with recording_equalities(r.program.equalities):
         if prelude and not _restore_prelude(r):
             r.import_path(_resources.stdlib_dir() / "prelude.cost", None)
@@ -166,6 +168,10 @@ class _Resolver:
         self.scope_path = ""                 # the block instance being resolved ("" at the top)
         self.repeat_path: tuple[str, ...] = ()  # the repeats around it
         self.block_stack: list[str] = []     # blocks being instantiated (recursion is an error)
+        self.block_claims: list[set] = []    # the names each of them defines (frontend.blocks)
+        self.block_count = 0                 # block instances made so far (frontend.blocks.MAX_INSTANCES)
+        self.import_count = 0                # imports with arguments or a namespace (frontend.imports)
+        self.import_memo: dict = {}          # their statements, by (path, arguments, namespace)
         self.sharing: list[tuple] = []       # (instance, the instance whose weights it shares, span)
         self.block_defs: dict[str, ast.BlockDef] = {}  # blocks as written (Program.blocks: their signatures)
         self.grad_defs: dict[str, ast.GradDef] = {}    # ops' gradients as written (frontend.backward)
@@ -175,6 +181,11 @@ class _Resolver:
         self.top_names: dict[str, Span] = {}  # the names the main file defines
         self.top_statement = None            # the main file's statement being resolved
         self.selections: list = []           # (span, hardware, system, in the main file) of each `use`
+        self.main_dir: Optional[Path] = None  # imports stay in the main file's folder (or the stdlib)
+
+    def silenced(self, span: Optional[Span]) -> CostlangError:
+        """An error that is not reported (a follow-on of one already said)."""
+        return _Silenced("a follow-on error", span)
 
     # --- modules and imports ---------------------------------------------------------------
     def run_module(self, module: ast.Module, path: Optional[Path]) -> None:
@@ -188,7 +199,8 @@ class _Resolver:
             if self.depth == 1:
                 self.top_statement = stmt
             try:
-                getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
+                with running("resolving this statement", stmt.span if self.depth == 1 else None):
+                    getattr(self, "stmt_" + type(stmt).__name__)(stmt, path)
             except ErrorGroup as g:
                 self.errors.extend(e for e in g.errors if not isinstance(e, _Silenced))
             except CostlangError as e:
@@ -222,6 +234,8 @@ class _Resolver:
         else:
             target = _resources.stdlib_module(s.target)
         _check_import_target(s, target, path)
+        if s.is_path:
+            _check_inside(s, target, self.main_dir)
         if s.args or s.alias is not None:
             from costlang.frontend.imports import import_with  # arguments and namespaces
             import_with(self, s, target)
@@ -603,6 +617,19 @@ def _check_link(s: ast.Import, target: Path, importer: Optional[Path]) -> None:
         raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is a symbolic link to a file outside "
                               f"the folder of the importing file", s.span,
                               "copy the file into the folder, or import it by its own path")
+
+
+def _check_inside(s: ast.Import, target: Path, main_dir: Optional[Path]) -> None:
+    """A quoted import may not leave the main file's folder (by `../` or an absolute path), unless it
+    names a stdlib file: a `.cost` file from elsewhere on the machine would be read, and its lines
+    quoted in errors. (Files in folders below the main file's may import each other freely.)"""
+    base = os.path.realpath(main_dir if main_dir is not None else Path.cwd())
+    real = os.path.realpath(target)
+    if os.path.commonpath([base, real]) == base or _is_stdlib(real):
+        return
+    raise CostImportError(f"cannot import \"{_shown(s.target)}\": it is outside the folder of the main file",
+                          s.span, "copy the file into that folder (or a folder below it), or run costlang "
+                          "on a main file in a folder that holds both")
 
 
 class _Silenced(CostlangError):

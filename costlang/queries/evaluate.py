@@ -6,6 +6,8 @@ blocks are in `analysis.measured`. A result function takes a kernel or tensor na
 """
 from __future__ import annotations
 
+from costlang.budget import running
+
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -85,17 +87,19 @@ def answer_queries(analysis) -> tuple[QueryResult, ...]:
     scope = _QueryScope(analysis)
     for name, let in analysis.program.lets.items():  # in order: a chain of lets never recurses deeply
         try:
-            scope.name(Name(name, let.span))
+            with running("evaluating this let", let.span):
+                scope.name(Name(name, let.span))
         except CostlangError:
             pass  # reported by the query that uses the let, if any
     out = []
     for q in analysis.program.queries:
-        if isinstance(q.value, Call) and q.value.func == "bound":
-            out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
-        else:
-            value = evaluate(q.value, scope)
-            _check_finite(analysis.value(value.expr), q.value)
-            out.append(QueryResult(q.name, stated_unit(q, value), q.span, _per(analysis.program, q.value)))
+        with running("evaluating this query", q.span):
+            if isinstance(q.value, Call) and q.value.func == "bound":
+                out.append(QueryResult(q.name, scope.verdict(q.value), q.span))
+            else:
+                value = evaluate(q.value, scope)
+                _check_finite(analysis.value(value.expr), q.value)
+                out.append(QueryResult(q.name, stated_unit(q, value), q.span, _per(analysis.program, q.value)))
     return tuple(out)
 
 

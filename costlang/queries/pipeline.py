@@ -8,6 +8,8 @@ the ones before it: a solve or a scenario re-analyses a variant of the program t
 """
 from __future__ import annotations
 
+from costlang.budget import running
+
 from typing import Optional
 
 from costlang.ir.program import Program
@@ -20,11 +22,12 @@ __all__ = ["analyze"]
 def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
     under a fusion mode."""
-    analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
+    with running("analysing the kernels", program.main_span):
+        analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
     analysis.solves, analysis.comparisons = (), ()
     if program.solves:  # the solver and the what-ifs are imported only by files that use them
         from costlang.queries.solve import answer_solves
-        analysis.solves = answer_solves(analysis)
+        analysis.solves = answer_solves(analysis)  # each notes its statement (`budget.running`)
     if program.compares:
         from costlang.queries.whatif import answer_compares
         analysis.comparisons = answer_compares(analysis)

@@ -17,6 +17,8 @@ reasons, limits, approximations) are in `solve_notes`.
 """
 from __future__ import annotations
 
+from costlang.budget import running
+
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -131,7 +133,8 @@ def answer_solves(analysis) -> tuple:
     for s in analysis.program.solves:
         key = (s.relation, s.target.id) + ((_text(s.lhs), _text(s.rhs)) if s.relation != "regimes" else ())
         if "…" in key or key not in answers:
-            answers[key] = solve(analysis, s, setups)
+            with running("answering this solve", s.span):
+                answers[key] = solve(analysis, s, setups)
         out.append(replace(answers[key], name=s.name, span=s.span))
     return tuple(out)
 

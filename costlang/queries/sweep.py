@@ -147,10 +147,9 @@ def _values(mode: str, lo: float, hi: float, span: Span) -> list[float]:
     n = int(count) if count else DEFAULT_POINTS
     if not 1 <= n <= MAX_POINTS:
         raise SweepError(f"a sweep has 1 to {MAX_POINTS} points per symbol, not {n}", span)
-    if kind == "lin":
-        return list(np.linspace(lo, hi, n))
-    if kind == "log":
-        return list(np.geomspace(lo, hi, n))
+    if kind in ("lin", "log"):  # Python floats from here on (numpy's repr is `np.float64(2.0)`), each once
+        spaced = np.linspace(lo, hi, n) if kind == "lin" else np.geomspace(lo, hi, n)
+        return sorted({float(v) for v in spaced})  # a degenerate range (lo = hi) is one point
     raise SweepError(f"unknown sweep spacing {mode!r}", span, "use pow2, lin[:N] or log[:N]")
 
 

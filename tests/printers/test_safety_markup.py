@@ -27,6 +27,9 @@ NAME = "x<b>$`.cost"
 HOSTILE_TEX = (r"a`\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}` \$x\$ "
                r"\textasciicircum{}\textasciicircum{}5c \textbackslash{}input\{/etc/passwd\} "
                r"\textbackslash{}write18\{ls\} \}\{ \#\%\&\textasciitilde{}\_*[x](y) \textbar{}")
+#: HOSTILE as a label inside a formula: the same, with its brackets in braces (`{[}x{]}(y)`: the same
+#: glyphs in TeX and KaTeX, and no `[text](url)` a Markdown renderer would make a link of)
+HOSTILE_MATH = HOSTILE_TEX.replace("[x](y)", "{[}x{]}(y)")
 #: HOSTILE as Markdown prose: backslashes before \ ` * _ [ ] < > # ! | $ ~ & (not before ( ) { } % ^)
 HOSTILE_MD = (r"a\`\<script\>alert(1)\</script\>\` \$x\$ ^^5c \\input{/etc/passwd} \\write18{ls} }{ "
               r"\#%\&\~\_\*\[x\](y) \|")
@@ -61,7 +64,7 @@ def test_markdown_shows_labels_as_written(derive, lang):
     assert lines[0].endswith(": ``x<b>$`.cost``") and lines[0].startswith("# ")  # the title: a code span
     assert any(line.startswith("## ") and line.endswith("``" + HOSTILE + "``") for line in lines)  # the solve
     assert f"({HOSTILE_MD})" in out                                       # the efficiency's source
-    assert r"\text{\texttt{" + HOSTILE_TEX + "}} &= " in out              # the query, inside $$ … $$
+    assert r"\text{\texttt{" + HOSTILE_MATH + "}} &= " in out              # the query, inside $$ … $$
     outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", out)          # CommonMark code spans taken out
     assert "<script" not in outside_code and "<b>" not in outside_code
     assert not re.search(r"(?<!\\)\$x", outside_code)                      # no `$` of the label opens math
@@ -89,7 +92,7 @@ def test_a_standalone_latex_document_with_hostile_labels_stays_inert(derive, lan
     assert "\\texttt{x\\textless{}b\\textgreater{}\\$`.cost}" in tex                 # the title
     assert "\\texttt{" + HOSTILE_TEX + "}}" in tex                                  # the solve heading
     assert "(" + HOSTILE_TEX + ")" in tex                                           # the efficiency's source
-    assert "\\text{\\texttt{" + HOSTILE_TEX + "}} &= " in tex                       # the query
+    assert "\\text{\\texttt{" + HOSTILE_MATH + "}} &= " in tex                       # the query
 
 
 def test_every_math_fragment_with_hostile_labels_renders_in_katex(derive):
@@ -97,7 +100,7 @@ def test_every_math_fragment_with_hostile_labels_renders_in_katex(derive):
     for lang in ("en", "ko"):
         md = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", derive("--lang", lang)).replace(r"\$", "")
         frags += fragments(md, _MD) + fragments(derive("--format", "latex", "--lang", lang), _TEX)
-    assert any(HOSTILE_TEX.replace(r"\$", "") in f["tex"] or HOSTILE_TEX in f["tex"] for f in frags)
+    assert any(HOSTILE_MATH.replace(r"\$", "") in f["tex"] or HOSTILE_MATH in f["tex"] for f in frags)
     errors = [(f["tex"][:200], e) for f, e in zip(frags, render_all(frags)) if e is not None]
     assert not errors, errors[:3]
 

@@ -65,7 +65,10 @@ _TIME = [(0, ""), (-3, "m"), (-6, r"\mu "), (-9, "n"), (-12, "p")]
 _BINARY = [(40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"), (0, "")]
 # symbols that text mode lacks in pdfLaTeX and KaTeX's strict mode: written as inline math
 _TEXT_SYMBOLS = {"·": r"$\cdot$", "×": r"$\times$", "µ": r"$\mu$", "≈": r"$\approx$", "≤": r"$\le$",
-                 "≥": r"$\ge$"}
+                 "≥": r"$\ge$",
+                 # brackets in braces: the same glyphs in TeX, but `[l](javascript:...)` in a label is
+                 # then no Markdown link (a renderer that leaves the math alone would make it one)
+                 "[": "{[}", "]": "{]}"}
 _LITERAL_UNIT = {"us": r"\mu s", "µs": r"\mu s"}
 
 

@@ -76,13 +76,17 @@ def instance_lines(a) -> list[str]:
         return ["", "instances: the program repeats nothing"]
     out = ["", "instances"]
     for name, rep in p.repeats.items():
-        names = instance_names(a, name)
-        if names is None:
+        listed = instance_names(a, name)
+        if listed is None:
             out.append(f"  {name}: the count {rep.count} is free; bind it (e.g. --set {rep.count}=4) "
                        "to list the instances")
             continue
         weights = [t.name[len(name):] for t in p.tensors.values()
                    if t.role in ("weight", "cache") and t.name.startswith(name + ".")]
+        names, count = listed
         for inst in names:
             out.append(f"  {inst}: " + (", ".join(inst + w for w in weights) or "no weights"))
+        if count > len(names):
+            out.append(f"  ... and {count - len(names)} more instances of {name} like these "
+                       f"(repeat({rep.count}) at {rep.span}: the first {len(names)} are listed)")
     return out

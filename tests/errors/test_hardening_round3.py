@@ -1,0 +1,319 @@
+"""Hardening, third round (issue 34): each reproducer of the campaign and of the review, pinned.
+
+Every case runs `costlang.cli.main` in-process, as a user would, under `HANG_GUARD` seconds of CPU
+time (a regression fails instead of stalling), and asserts the exit status, the position and the
+words that matter.
+"""
+import os
+
+import pytest
+
+from costlang.budget import time_budget
+from costlang.cli import main
+
+H = "use hardware chapter_gpu\n"
+HANG_GUARD = 60
+
+
+@pytest.fixture
+def cli(tmp_path, capsys, monkeypatch):
+    """Run `costlang ARGS` on TEXT (written to t.cost in a fresh folder): (status, stdout, stderr)."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(text, *args):
+        if text is not None:
+            (tmp_path / "t.cost").write_text(text, encoding="utf-8")
+        with time_budget(HANG_GUARD, "a hardening case"):
+            status = main(list(args))
+        out, err = capsys.readouterr()
+        assert "internal error" not in err and ("Traceback" not in err or "--debug" in args), err
+        return status, out, err
+    return run
+
+
+MEASURED = H + "dim N = 1000000\ninput x: fp16[N]\noutput y = relu(x)\nmeasure y { time = 10 us }\n"
+
+
+# --- 1. the three internal errors ---------------------------------------------------------------
+
+def test_a_plot_over_a_param_with_linear_spacing_takes_numpy_values_once(cli):
+    pytest.importorskip("matplotlib")
+    # a param swept with :lin gave numpy floats, whose repr `np.float64(2.0)` is no Fraction literal
+    text = H + "param p\ndim N = 1000\ninput x: fp16[N]\noutput y = relu(x)\nquery \"bytes per p\" = p * 4\n"
+    status, _, err = cli(text, "plot", "t.cost", "--over", "p=2..100000:lin", "--sweep", "bytes per p",
+                         "--set", "bandwidth=2*bandwidth()", "-o", "s.png")
+    assert status == 0, err
+    assert os.path.getsize("s.png") > 1000
+
+
+def test_a_degenerate_linear_range_is_one_point(cli):
+    # p = 3..3 with 100000 linear points is the one value 3: query 2·p = 6
+    text = H + "param p\ndim N = 4\ninput x: fp16[N]\noutput y = relu(x)\nquery \"twice\" = 2 * p\n"
+    status, out, err = cli(text, "sweep", "t.cost", "--over", "p=3..3:lin:100000", "--show", "twice")
+    assert status == 0, err
+    rows = [line for line in out.splitlines() if line.strip().startswith("3")]
+    assert len(rows) == 1 and "6" in rows[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["other.cost", "--force"]])
+def test_calibrate_refuses_to_write_over_an_input_file(cli, tmp_path, extra):
+    (tmp_path / "other.cost").write_text(MEASURED, encoding="utf-8")
+    status, _, err = cli(MEASURED, "calibrate", "t.cost", *extra, "-o", extra[0] if extra else "t.cost")
+    assert status == 2
+    assert err.startswith("-o:1:1: error: will not write over the input file")
+
+
+def test_debug_escapes_the_traceback_too(cli):
+    status, _, err = cli(H + 'import "\x1b]0;title\x07.cost"\n', "check", "t.cost", "--debug")
+    assert status == 2
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\u001b]0;title\\u0007" in err
+
+
+def test_debug_shows_an_internal_error_escaped_with_exit_1(cli, monkeypatch, capsys):
+    import costlang.cli.run as run_module
+
+    def broken(args):
+        raise ValueError("\x1b[31mred")
+    monkeypatch.setattr(run_module, "_check", broken)
+    (os.getcwd() and open("t.cost", "w")).write(H)
+    status = main(["check", "t.cost", "--debug"])
+    err = capsys.readouterr().err
+    assert status == 1 and "Traceback" in err and "\x1b" not in err and "\\u001b[31mred" in err
+
+
+# --- 4. data loss ---------------------------------------------------------------------------------
+
+def test_derive_never_writes_over_a_file_the_program_imports(cli, tmp_path):
+    lib = H + "dim N = 4\n"
+    (tmp_path / "lib.cost").write_text(lib, encoding="utf-8")
+    status, _, err = cli('import "lib.cost"\ninput x: fp16[N]\noutput y = relu(x)\n',
+                         "derive", "t.cost", "-o", "lib.cost", "--force")
+    assert status == 2 and err.startswith("-o:1:1: error: will not write over the input file 'lib.cost'")
+    assert (tmp_path / "lib.cost").read_text(encoding="utf-8") == lib
+
+
+def test_output_through_a_symlinked_folder_is_refused(cli, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    status, _, err = cli(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n",
+                         "derive", "t.cost", "-o", "link/out.md")
+    assert status == 2 and err.startswith("-o:1:1: error: will not write 'link/out.md': the folder 'link'")
+    assert not (tmp_path / "real" / "out.md").exists()
+    status, _, err = cli(None, "derive", "t.cost", "-o", "real/out.md")  # a real folder is fine
+    assert status == 0 and (tmp_path / "real" / "out.md").exists()
+
+
+# --- 5. a valid program refused -------------------------------------------------------------------
+
+def test_nested_blocks_with_the_same_local_names(cli):
+    # C calls B twice; both name their locals y and z, and C returns its z (B's second instance).
+    # 4 relus on N = 4 fp16 elements, fused into one kernel: 4·4 = 16 FLOP; reads x 8 B, writes 8 B
+    text = (H + "dim N = 4\ninput x: fp16[N]\n"
+            "block B(a: fp16[N]) {\n    y = relu(a)\n    z = relu(y)\n    return z\n}\n"
+            "block C(a: fp16[N]) {\n    y = B(a)\n    z = B(y)\n    return z\n}\n"
+            "output out = C(x)\n")
+    status, out, err = cli(text, "run", "t.cost")
+    assert status == 0, err
+    assert "FLOPs 16 FLOP; bytes 16 B (read 8 B, written 8 B)" in out
+
+
+# --- 7. every exit-2 error carries a position -----------------------------------------------------
+
+def test_an_error_of_the_whole_command_points_at_the_file(cli):
+    status, _, err = cli(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n", "calibrate", "t.cost")
+    assert status == 2 and err.startswith("t.cost:1:1: error: no file has a `measure` block")
+
+
+def test_an_error_with_no_file_names_the_command(cli):
+    status, _, err = cli(None, "hardware", "show")
+    assert status == 2 and err.startswith("costlang hardware: error: ")
+
+
+# --- 2. unbounded or exponential work -------------------------------------------------------------
+
+def _doubling_blocks(depth: int) -> str:
+    """Block b_i calls b_(i-1) twice; b0 is one relu: b_depth is 2^depth relus."""
+    lines = [H + "dim N = 4\ninput x: fp16[N]\nblock b0(a: fp16[N]) {\n    y = relu(a)\n    return y\n}"]
+    for i in range(1, depth + 1):
+        lines.append(f"block b{i}(a: fp16[N]) {{\n    u = b{i - 1}(a)\n    v = b{i - 1}(u)\n    return v\n}}")
+    return "\n".join(lines) + f"\noutput out = b{depth}(x)\n"
+
+
+def test_blocks_that_double_expand_while_small(cli):
+    # depth 3: 2^3 = 8 relus on N = 4 elements: 32 FLOP, fused into one kernel (read 8 B, write 8 B);
+    # this also needs nested blocks with the same local names (u, v) at every level
+    status, out, err = cli(_doubling_blocks(3), "run", "t.cost")
+    assert status == 0, err
+    assert "FLOPs 32 FLOP; bytes 16 B (read 8 B, written 8 B)" in out
+
+
+def test_blocks_that_double_20_levels_deep_are_refused_quickly(cli):
+    from costlang.frontend.blocks import MAX_INSTANCES
+    with time_budget(20, "expanding 2^20 block instances"):  # unbounded, it ran past 600 s
+        status, out, err = cli(_doubling_blocks(20), "check", "t.cost")
+    assert status == 2 and out == ""
+    first = err.split("\n")[0]
+    # b0 is first called from b1 at line 9, column 9 (`u = b0(a)`)
+    assert first.startswith("t.cost:") and first.endswith(
+        f"error: the program expands to more than {MAX_INSTANCES} block instances")
+    assert "repeat(N)" in err
+
+
+def test_files_that_import_the_next_under_two_names_are_refused_quickly(cli, tmp_path):
+    from costlang.frontend.imports import MAX_IMPORTS
+    for i in range(20):
+        body = "dim N = 4\n" if i == 19 else f'import "f{i + 1}.cost" as a\nimport "f{i + 1}.cost" as b\ndim M = 4\n'
+        (tmp_path / f"f{i}.cost").write_text(body, encoding="utf-8")
+    with time_budget(20, "2^20 imports"):  # unbounded, it ran past 300 s and 861 MB
+        status, _, err = cli(H + 'import "f0.cost" as m\ninput x: fp16[m.M]\noutput y = relu(x)\n', "check", "t.cost")
+    assert status == 2
+    assert err.count("error:") == 1  # said once, not at every level
+    assert f"error: the program makes more than {MAX_IMPORTS} imports with arguments or a namespace" in err
+    assert err.split(":")[0].endswith(".cost")
+
+
+def test_a_file_imported_under_two_names_is_two_instances(cli, tmp_path):
+    # the memo by (path, arguments, namespace) keeps both: a.N = 4 and b.N = 8, so 4 + 8 = 12
+    (tmp_path / "lib.cost").write_text("dim N = 4\n", encoding="utf-8")
+    status, out, err = cli(H + 'import "lib.cost" as a\nimport "lib.cost" with { N = 8 } as b\n'
+                           'input x: fp16[a.N]\noutput y = relu(x)\nquery "sum" = a.N + b.N\n', "run", "t.cost")
+    assert status == 0, err
+    assert "sum = 12" in out
+
+
+def test_instances_of_a_repeat_of_10_to_the_8_are_listed_in_part(cli):
+    from costlang.analysis.composition import MAX_LISTED
+    text = H + ("dim N = 4\ninput x: fp16[N]\nblock layer(a: fp16[N]) {\n    y = relu(a)\n    return y\n}\n"
+                "h = repeat(10^8) layer(x)\noutput out = relu(h)\n")
+    with time_budget(20, "listing 10^8 instances"):  # it reached 13.9 GB in 120 s
+        status, out, err = cli(text, "run", "t.cost", "--instances")
+    assert status == 0, err
+    assert f"  h[{MAX_LISTED - 1}]: no weights\n" in out and f"h[{MAX_LISTED}]" not in out
+    # 10^8 − 64 = 99999936 not listed; the repeat is at line 8, column 5
+    assert (f"  ... and {10 ** 8 - MAX_LISTED} more instances of h like these (repeat(100000000) at "
+            f"t.cost:8:5: the first {MAX_LISTED} are listed)") in out
+
+
+def test_a_plot_over_a_range_beyond_what_it_can_draw_is_an_error(cli):
+    pytest.importorskip("matplotlib")
+    text = H + "dim n\ninput x: fp16[n]\noutput y = relu(x)\n"
+    status, _, err = cli(text, "plot", "t.cost", "--over", "n=1..1e300", "-o", "p.png")
+    assert status == 2
+    assert err.startswith("--over:1:1: error: a plot's axis runs from 1e-100 to 1e+100")
+    assert not os.path.exists("p.png")
+    status, _, err = cli(None, "plot", "t.cost", "--over", "n=1..1e100", "-o", "p.png")
+    assert status == 0, err
+
+
+# --- 3. a wall-clock limit for the whole command --------------------------------------------------
+
+def test_the_wall_clock_limit_names_the_running_statement(cli):
+    # 2^13 relus (8191 block instances, under the instance limit) take seconds to resolve;
+    # a limit of 0.3 s ends the command at the statement being resolved, line 73 (`output out = b13(x)`)
+    assert cli(_doubling_blocks(1), "check", "t.cost")[0] == 0  # the prelude is resolved, once per process
+    text = _doubling_blocks(13)
+    line = text.count("\n")
+    status, out, err = cli(text, "check", "t.cost", "--wall-limit", "0.3")
+    assert status == 2 and out == ""
+    lines = err.split("\n")
+    assert lines[0] == (f"t.cost:{line}:1: error: `costlang check` did not finish within its wall-clock limit "
+                        "of 0.3 s; it was resolving this statement")
+    assert lines[1] == f" {line} | output out = b13(x)"
+    assert "--wall-limit SECONDS" in err
+
+
+def test_the_wall_clock_limit_leaves_no_timer_behind(cli):
+    import signal
+    status, _, err = cli(_doubling_blocks(13), "check", "t.cost", "--wall-limit", "0.2")
+    assert status == 2 and "wall-clock limit" in err
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    from costlang import budget
+    assert signal.getsignal(signal.SIGALRM) is not budget._wall_expire
+    status, out, _ = cli(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n", "run", "t.cost",
+                         "--wall-limit", "30")
+    assert status == 0 and "memory-bound" in out
+
+
+def test_a_fresh_process_parses_within_a_small_budget():
+    # loading the parser's tables (about 0.6 s) is outside the budget: a 4-line file parses in ms
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.cost")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n")
+        done = subprocess.run([sys.executable, "-m", "costlang", "check", path, "--time-budget", "0.05"],
+                              capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+# --- 6. injection and leaks -----------------------------------------------------------------------
+
+LABELLED = (H + "dim N = 4\ninput x: fp16[N]\noutput y = relu(x)\n"
+            'query "[l](javascript:alert(1))" = N\n')
+
+
+@pytest.mark.parametrize("fmt", ["md", "latex"])
+def test_a_link_in_a_query_label_is_no_link_in_a_derivation(cli, fmt):
+    status, out, err = cli(LABELLED, "derive", "--format", fmt, "t.cost")
+    assert status == 0, err
+    assert "](javascript:" not in out  # no `[text](url)` a Markdown renderer would make a link of
+    assert r"\text{\texttt{{[}l{]}(javascript:alert(1))}}" in out  # the same glyphs in TeX and KaTeX
+
+
+def test_a_calibration_suffix_with_an_escape_is_refused(cli):
+    status, _, err = cli(MEASURED, "calibrate", "t.cost", "--suffix", "_\x1b[31m", "-o", "fit.cost")
+    assert status == 2 and not os.path.exists("fit.cost")
+    assert err.startswith("--suffix:1:1: error: --suffix may hold only letters, digits and underscores")
+    assert "\x1b" not in err
+    status, out, err = cli(None, "calibrate", "t.cost", "--suffix", "_fit", "-o", "fit.cost")
+    assert status == 0 and "wrote fit.cost: chapter_gpu_fit" in out
+    assert cli(None, "check", "fit.cost")[0] == 0  # the written file parses
+
+
+def test_a_main_file_linked_to_the_environment_is_not_quoted(cli, tmp_path):
+    if not os.path.exists("/proc/self/environ"):
+        pytest.skip("no /proc")
+    os.environ["COSTLANG_SECRET_FOR_TEST"] = "hunter2"
+    try:
+        (tmp_path / "env.cost").symlink_to("/proc/self/environ")
+        status, out, err = cli(None, "check", "env.cost")
+    finally:
+        del os.environ["COSTLANG_SECRET_FOR_TEST"]
+    assert status == 2 and "hunter2" not in err and "=" not in err.split("\n")[0]
+    assert err.startswith("env.cost:1:1: error: cannot read env.cost: it is a file of the system (proc)")
+
+
+@pytest.mark.parametrize("target", ["../lib.cost", "ABSOLUTE"])
+def test_an_import_outside_the_main_files_folder_is_refused(cli, tmp_path, target):
+    (tmp_path / "lib.cost").write_text("dim N = 4\n# a secret line\n", encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    target = str(tmp_path / "lib.cost") if target == "ABSOLUTE" else target
+    (tmp_path / "in" / "m.cost").write_text(H + f'import "{target}"\n', encoding="utf-8")
+    status, _, err = cli(None, "check", "in/m.cost")
+    assert status == 2 and "secret" not in err
+    first = err.split("\n")[0]  # a long path is shortened in the message
+    assert first.startswith('in/m.cost:2:1: error: cannot import "')
+    assert first.endswith('": it is outside the folder of the main file')
+
+
+def test_files_below_the_main_file_may_import_each_other(cli, tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "lib.cost").write_text("dim N = 4\n", encoding="utf-8")
+    (tmp_path / "sub" / "a.cost").write_text('import "../lib.cost"\n', encoding="utf-8")
+    status, out, err = cli(H + 'import "sub/a.cost"\ninput x: fp16[N]\noutput y = relu(x)\n', "run", "t.cost")
+    assert status == 0, err
+    assert "bytes 16 B" in out  # relu over N = 4 fp16: reads 8 B, writes 8 B
+
+
+def test_values_sympy_cannot_place_are_an_input_error(cli):
+    # campaign case 494: flash attention's floor(M/(4·d)) tiles at M = 10^300 with B = 2^48 and
+    # H = 10^300 ran sympy's evalf out of precision (an internal PrecisionExhausted)
+    from pathlib import Path
+    text = (Path(__file__).parents[2] / "examples" / "memory" / "flash_attention.cost").read_text(encoding="utf-8")
+    status, out, err = cli(text, "run", "t.cost", "--set", "M=1e300", "--set", "B=65536*65536*65536",
+                           "--set", "H=1e300")
+    assert status == 2 and out == ""
+    assert err.startswith("t.cost:1:1: error: the values given are too large to compare exactly")

@@ -1,0 +1,475 @@
+"""The hardening campaign: mutated examples and stdlib files through a random subcommand with random flags.
+
+    python -m tools.campaign --cases 5000 -j 2 [--mode fork|subprocess] [--wall 60] [--memory-mb 2048]
+                             [--out campaign-out] [--first 0]
+
+Input: the `.cost` files under `examples/` and the stdlib (the paths given, if any). Each case is a
+seed; from it come a main file (a source mutated one to four times by `tools.fuzz`'s mutator: tokens
+deleted, duplicated or swapped, numbers made 0, -1, 10^400 or 2^99999, identifiers swapped, lines
+shuffled, repeated or cut, hostile text inserted), the source's sibling files (so its quoted
+imports resolve) and one command line: any of the twelve subcommands with flags drawn at random
+(`--set`, `--over`, `--scenario`, `--show`, `--sweep`, `-o`, `--suffix`, `--hardware`, `--lang`,
+`--format`, `--instances`, ...), their values drawn from ordinary and hostile ones.
+
+Each case runs in a child with a wall-clock limit (`--wall`, default 60 s) and an address-space
+limit (`--memory-mb`, default 2048): `fork` mode forks a warm child that calls `costlang.cli.main`
+(no interpreter start per case); `subprocess` mode runs `python -m costlang` (what a user runs).
+`-j N` runs N cases side by side.
+
+Output: counts per class per subcommand (a table; `--json` for a JSON object), and each failure,
+one JSON line in `OUT/failures.jsonl` with what reproduces it. The classes:
+
+- answers: exit 0, output free of control characters (and valid JSON, without NaN, for `--json`);
+- positioned: exit 2, the error's first line starts with `file:line:col: error:`, `--flag:1:1: error:`
+  (or `--scenario NAME:1:1`) or `costlang COMMAND: error:`;
+- usage: exit 2 from argparse (`usage: ...`, which names the command);
+and the failures: `unpositioned` (exit 2 without a position), `internal` (exit 1, "internal error", a
+traceback, any other status), `memory` (a MemoryError or a child killed at the memory limit), `timeout`
+(past the wall-clock limit), `escape` (a raw control character in stdout or stderr), `json` (bad JSON).
+The exit status is 1 when any case failed.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from tools.fuzz import _mutate, default_sources
+
+__all__ = ["Case", "make_case", "classify", "run_cases", "CLASSES", "FAILURES", "main"]
+
+SUBCOMMANDS = ("run", "check", "derive", "plot", "sweep", "compare", "hardware", "validate", "calibrate",
+               "ops", "completion", "editor")
+ANSWER, POSITIONED, USAGE = "answer", "positioned", "usage"
+FAILURES = ("unpositioned", "internal", "memory", "timeout", "escape", "json")
+CLASSES = (ANSWER, POSITIONED, USAGE) + FAILURES
+
+_HOSTILE_ARGS = ["\x1b]0;title\x07", "\x1b[31mred", "\u202e", "한국어", "[l](javascript:alert(1))", "$x$",
+                 "\\input{/etc/passwd}", "", " ", "=", "..", ":", "a" * 300]
+_NUMBERS = ["1", "0", "-1", "2", "1/3", "0.5", "1e300", "1e-300", "10^400", "2^64", "65536*65536*65536",
+            "1e8", "4096", "-3"]
+_DTYPES = ["fp16", "bf16", "fp32", "fp8", "int8", "int4", "fp4", "tf32"]
+_HARDWARE = ["h100_sxm", "a100_sxm", "chapter_gpu", "note_gpu", "tpu_v5e", "nope", "chapter_80gb"]
+
+
+@dataclass(frozen=True)
+class Case:
+    seed: int
+    source: str
+    text: str
+    argv: tuple               # FILE: the main file; OUT: a folder for written files; OTHER: a sibling
+    mutations: tuple = ()
+
+    @property
+    def subcommand(self) -> str:
+        return self.argv[0] if self.argv else "?"
+
+
+# --- making cases ------------------------------------------------------------------------------------
+
+def _names(text: str, keyword: str) -> list[str]:
+    return re.findall(rf"^\s*{keyword}\s+([A-Za-z_]\w*)", text, re.MULTILINE)
+
+
+def _symbols(text: str) -> list[str]:
+    found = re.findall(r"^\s*(?:dim|param)\s+([A-Za-z_]\w*)", text, re.MULTILINE)
+    found += re.findall(r"^\s*(?:dim|param)\s+[^#\n]*?,\s*([A-Za-z_]\w*)", text, re.MULTILINE)
+    return found or ["N", "B"]
+
+
+def _value(rng: random.Random) -> str:
+    return rng.choice(_NUMBERS) if rng.random() < 0.9 else rng.choice(_HOSTILE_ARGS)
+
+
+def _setting(rng: random.Random, symbols: list[str]) -> str:
+    kind = rng.random()
+    if kind < 0.55:
+        return f"{rng.choice(symbols)}={_value(rng)}"
+    if kind < 0.7:
+        return f"{rng.choice(['weights', 'kv', 'activations', 'cache'])}={rng.choice(_DTYPES)}"
+    if kind < 0.8:
+        return rng.choice(["bandwidth=2*bandwidth()", "bandwidth=3 TB/s", "hw=" + rng.choice(_HARDWARE),
+                           "fusion=none", "fusion=" + rng.choice(["elementwise", "epilogue", "all", "zz"])])
+    if kind < 0.9:
+        return f"{rng.choice(symbols)}={rng.choice(symbols)}*2"
+    return rng.choice(_HOSTILE_ARGS)
+
+
+def _range(rng: random.Random, symbols: list[str]) -> str:
+    s = rng.choice(symbols)
+    return rng.choice([
+        f"{s}=1..64:pow2", f"{s}=1..1024", f"{s}=1..1e300", f"{s}=1e300..1e400:log:0", f"{s}=1e400..1e6:lin:100000",
+        f"{s}=3..3:lin:100000", f"{s}=1,2,3", f"{s}=0..5", f"{s}=2..100000:lin", f"{s}=1..10^400",
+        f"{s}=1..8:log:3", f"{s}=5..1", f"{s}=1..2:lin:1000000", f"{s}={_value(rng)}..{_value(rng)}",
+        rng.choice(_HOSTILE_ARGS)])
+
+
+def _show(rng: random.Random, text: str) -> str:
+    queries = re.findall(r"^\s*query\s+\"([^\"\n]*)\"", text, re.MULTILINE)
+    return rng.choice(queries + ["t_kernel()", "intensity()", "1 / (N - 4)", "attainable()", "flops()",
+                                 "tokens/s, int4", rng.choice(_HOSTILE_ARGS)])
+
+
+def _flags(rng: random.Random, sub: str, text: str) -> list[str]:
+    symbols = _symbols(text)
+    pick = rng.random
+    out: list[str] = []
+
+    def maybe(p, *args):
+        if pick() < p:
+            out.extend(args)
+
+    if sub in ("run", "derive", "plot", "sweep", "compare"):
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            if sub != "compare":
+                out += ["--set", _setting(rng, symbols)]
+    if sub == "run":
+        maybe(0.2, rng.choice(["--json", "--csv"]))
+        maybe(0.15, "--instances")
+        maybe(0.1, "--compare-fusion")
+        maybe(0.1, "--fusion", rng.choice(["none", "elementwise", "epilogue"]))
+        maybe(0.1, "--units", "binary")
+        maybe(0.1, "--exact")
+        maybe(0.1, "--hardware", rng.choice(_HARDWARE))
+    elif sub == "check":
+        maybe(0.2, "--hardware", rng.choice(_HARDWARE))
+    elif sub == "derive":
+        maybe(0.4, "--format", "latex")
+        maybe(0.3, "--lang", "ko")
+        maybe(0.2, "--standalone")
+        maybe(0.1, "--compare-fusion")
+        maybe(0.1, "--steps", rng.choice(["bytes,flops", "verdict", "zz", "", "intensity,times"]))
+        maybe(0.1, "--hardware", rng.choice(_HARDWARE))
+        if pick() < 0.2:
+            out += ["-o", rng.choice(["OUT/d.md", "FILE", "OTHER", "OUT/link/d.md"])]
+            maybe(0.5, "--force")
+    elif sub == "plot":
+        out += ["-o", rng.choice(["OUT/p.svg", "OUT/p.png", "OUT/p.pdf", "OUT/p.txt", "FILE"])]
+        if pick() < 0.5:
+            out += ["--sweep", _show(rng, text)]
+            maybe(0.2, "--against", rng.choice(["istar", _show(rng, text)]))
+        maybe(0.5, "--over", _range(rng, symbols))
+        maybe(0.1, "--linear")
+        maybe(0.1, "--style", "slides")
+        maybe(0.1, "--compare-fusion")
+        maybe(0.1, "--hardware", rng.choice(_HARDWARE))
+    elif sub == "sweep":
+        for _ in range(rng.choice([1, 1, 1, 2, 3])):
+            out += ["--over", _range(rng, symbols)]
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            out += ["--show", _show(rng, text)]
+        maybe(0.3, rng.choice(["--json", "--csv"]))
+    elif sub == "compare":
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            name = rng.choice(["", "a: ", "big: ", "\x1b[31m: ", "a b: "])
+            out += ["--scenario", name + ", ".join(_setting(rng, symbols) for _ in range(rng.randint(1, 2)))]
+        maybe(0.3, rng.choice(["--json", "--csv"]))
+    elif sub == "calibrate":
+        maybe(0.3, "OTHER")
+        if pick() < 0.5:
+            out += ["-o", rng.choice(["OUT/c.cost", "FILE", "OTHER"])]
+            maybe(0.5, "--force")
+        maybe(0.3, "--suffix", rng.choice(["_fit", "", "\x1b[31m", "-x", "_2", "a b"]))
+    elif sub == "validate":
+        maybe(0.3, "OTHER")
+    maybe(0.05, "--time-budget", rng.choice(["0.05", "1e308", "0", "-1", "nan"]))
+    maybe(0.02, "--debug")
+    return out
+
+
+def _command(rng: random.Random, text: str) -> tuple:
+    sub = rng.choices(SUBCOMMANDS, [14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1])[0]
+    if sub == "hardware":
+        argv = ["hardware"] + rng.choice([[], ["--file", "FILE"], ["show", rng.choice(_HARDWARE)],
+                                          ["show", rng.choice(_HARDWARE), "--file", "FILE"], ["show"]])
+    elif sub == "ops":
+        argv = ["ops"] + rng.choice([[], ["FILE"], ["FILE", "--json"], ["--json"]])
+    elif sub == "completion":
+        argv = ["completion", rng.choice(["bash", "zsh", "fish"])]
+    elif sub == "editor":
+        argv = ["editor", "vscode", rng.choice(["OUT/ext", "OUT", "FILE"])]
+    else:
+        argv = [sub, "FILE"] + _flags(rng, sub, text)
+    return tuple(argv)
+
+
+def make_case(seed: int, sources: Sequence[tuple[str, str]]) -> Case:
+    """Case number `seed`: the same seed gives the same case."""
+    rng = random.Random(seed)
+    name, text = sources[rng.randrange(len(sources))]
+    kinds = []
+    for _ in range(rng.randint(0, 4)):  # an unmutated file with random flags is a case too
+        kind, text = _mutate(rng, text)
+        kinds.append(kind)
+    return Case(seed, name, text, _command(rng, text), tuple(kinds))
+
+
+# --- classifying what happened ---------------------------------------------------------------------
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_POSITION = re.compile(r"(?:[^\n]*?:\d+:\d+: |costlang [a-z]+: )error: ")
+
+
+def classify(status: Optional[int], out: str, err: str, argv: Sequence[str]) -> tuple[str, str]:
+    """(class, detail) of one finished command."""
+    if status == 1 or "internal error" in err or "Traceback" in err and "--debug" not in argv:
+        kind = "memory" if "MemoryError" in err else "internal"
+        return kind, err[-1500:]
+    if status not in (0, 2):
+        return "internal", f"exit status {status}: {err[-1000:]}"
+    m = _CONTROL.search(out.replace("\t", "").replace("\r", "")) or _CONTROL.search(err.replace("\t", ""))
+    if m:
+        return "escape", f"a raw {m.group()!r} in the output"
+    if status == 0:
+        if "--json" in argv and out.strip():
+            def refuse(constant):
+                raise ValueError(f"JSON holds {constant}")
+            try:
+                json.loads(out, parse_constant=refuse)
+            except ValueError as e:
+                return "json", str(e)
+        return ANSWER, ""
+    if err.startswith("usage: "):
+        return USAGE, ""
+    if "--debug" in argv:  # the traceback comes first; the message is its last lines
+        err = "\n".join(line for line in err.split("\n") if _POSITION.match(line)) or err
+    if _POSITION.match(err):
+        return POSITIONED, ""
+    return "unpositioned", err[:500]
+
+
+# --- running cases ---------------------------------------------------------------------------------
+
+def _prepare_folder(case: Case, folder: Path) -> list[str]:
+    """The case's files in `folder` (the source's siblings, then the mutated main file): its argv."""
+    src = Path(case.source)
+    if src.parent.is_dir():
+        for sibling in src.parent.glob("*.cost"):
+            if sibling.is_file():
+                shutil.copyfile(sibling, folder / sibling.name)
+    main_name = "main_case.cost"
+    (folder / main_name).write_text(case.text, encoding="utf-8", errors="surrogatepass")
+    others = sorted(p.name for p in folder.glob("*.cost") if p.name != main_name)
+    other = others[case.seed % len(others)] if others else "other.cost"
+    if not (folder / other).exists():
+        (folder / other).write_text(case.text, encoding="utf-8", errors="surrogatepass")
+    out = folder / "out"
+    out.mkdir()
+    (out / "real").mkdir()
+    (out / "link").symlink_to(out / "real")
+    return [a.replace("FILE", main_name).replace("OTHER", other).replace("OUT", "out") for a in case.argv]
+
+
+def _in_child(argv: list[str], memory: int, out_path: str, err_path: str) -> int:
+    """The body of a forked child: limits, then `costlang.cli.main` with its streams in files."""
+    import resource
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ValueError, OSError):
+        pass
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        from costlang.cli import main as cli_main
+        with redirect_stdout(out), redirect_stderr(err):
+            status = cli_main(argv)
+    except SystemExit as e:  # argparse
+        status = e.code if isinstance(e.code, int) else 2
+    except MemoryError:
+        err.write("\ninternal error: MemoryError (escaped main)\n")
+        status = 1
+    except BaseException as e:  # noqa: BLE001 - anything out of main is a bug
+        err.write(f"\ninternal error: {type(e).__name__} escaped main: {e}\n")
+        status = 1
+    for path, stream in ((out_path, out), (err_path, err)):
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(stream.getvalue())
+    return status
+
+
+class _Running:
+    def __init__(self, case: Case, folder: Path, pid: int, proc, started: float):
+        self.case, self.folder, self.pid, self.proc, self.started = case, folder, pid, proc, started
+
+
+def _start(case: Case, mode: str, memory: int, root: Path) -> _Running:
+    folder = Path(tempfile.mkdtemp(prefix=f"c{case.seed}-", dir=root))
+    argv = _prepare_folder(case, folder)
+    out_path, err_path = str(folder / ".stdout"), str(folder / ".stderr")
+    if mode == "subprocess":
+        import subprocess
+
+        def limit():
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        proc = subprocess.Popen([sys.executable, "-m", "costlang", *argv], cwd=folder, preexec_fn=limit,
+                                stdout=open(out_path, "wb"), stderr=open(err_path, "wb"),
+                                env={**os.environ, "MPLBACKEND": "Agg"})
+        return _Running(case, folder, proc.pid, proc, time.monotonic())
+    pid = os.fork()
+    if pid == 0:  # the child
+        status = 1
+        try:
+            os.chdir(folder)
+            status = _in_child(argv, memory, out_path, err_path)
+        finally:
+            os._exit(status if isinstance(status, int) and 0 <= status < 256 else 1)
+    return _Running(case, folder, pid, None, time.monotonic())
+
+
+def _finish(r: _Running, status: Optional[int], timed_out: bool, wall: float) -> dict:
+    read = lambda p: (r.folder / p).read_text(encoding="utf-8", errors="replace") if (r.folder / p).exists() else ""
+    out, err = read(".stdout"), read(".stderr")
+    if timed_out:
+        kind, detail = "timeout", f"ran past {wall:g} s of wall-clock time"
+    elif status is not None and status < 0:  # killed by a signal
+        kind = "memory" if status == -signal.SIGKILL else "internal"
+        detail = f"killed by signal {-status}: {err[-500:]}"
+    else:
+        kind, detail = classify(status, out, err, r.case.argv)
+    shutil.rmtree(r.folder, ignore_errors=True)
+    return {"seed": r.case.seed, "subcommand": r.case.subcommand, "class": kind, "detail": detail,
+            "source": r.case.source, "argv": list(r.case.argv), "mutations": list(r.case.mutations),
+            "seconds": round(time.monotonic() - r.started, 2)}
+
+
+def run_cases(seeds: Sequence[int], sources: Sequence[tuple[str, str]], mode: str = "fork", jobs: int = 1,
+              wall: float = 60.0, memory_mb: int = 2048, on_result=None) -> list[dict]:
+    """Run the cases `seeds`, `jobs` at a time; each result is a dict (seed, subcommand, class, detail...)."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    if mode == "fork":  # everything imported and built once: each child starts warm
+        from costlang import cli  # noqa: F401
+        from costlang.frontend.parser import parser
+        parser()
+        try:
+            import matplotlib  # noqa: F401
+            matplotlib.use("Agg")
+            import matplotlib.pyplot  # noqa: F401
+        except ImportError:
+            pass
+    root = Path(tempfile.mkdtemp(prefix="costlang-campaign-"))
+    memory = memory_mb * 2 ** 20
+    pending = list(seeds)[::-1]
+    running: list[_Running] = []
+    results = []
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                running.append(_start(make_case(pending.pop(), sources), mode, memory, root))
+            time.sleep(0.002)
+            for r in list(running):
+                elapsed = time.monotonic() - r.started
+                if r.proc is not None:
+                    status = r.proc.poll()
+                    done = status is not None
+                else:
+                    pid, raw = os.waitpid(r.pid, os.WNOHANG)
+                    done = pid != 0
+                    status = (os.waitstatus_to_exitcode(raw) if done else None)
+                timed_out = not done and elapsed > wall
+                if timed_out:
+                    os.kill(r.pid, signal.SIGKILL)
+                    if r.proc is not None:
+                        r.proc.wait()
+                    else:
+                        os.waitpid(r.pid, 0)
+                if done or timed_out:
+                    running.remove(r)
+                    result = _finish(r, status, timed_out, wall)
+                    results.append(result)
+                    if on_result:
+                        on_result(result)
+    finally:
+        for r in running:
+            try:
+                os.kill(r.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+# --- reporting ----------------------------------------------------------------------------------------
+
+def counts(results: Sequence[dict]) -> dict:
+    """{subcommand: {class: count}} and a "total" row."""
+    table: dict = defaultdict(Counter)
+    for r in results:
+        table[r["subcommand"]][r["class"]] += 1
+        table["total"][r["class"]] += 1
+    return {sub: {c: table[sub][c] for c in CLASSES} for sub in [*SUBCOMMANDS, "total"] if sub in table}
+
+
+def table(results: Sequence[dict]) -> str:
+    """The counts as a Markdown table."""
+    rows = counts(results)
+    head = "| subcommand | cases | " + " | ".join(CLASSES) + " |"
+    lines = [head, "|" + "---|" * (len(CLASSES) + 2)]
+    for sub, row in rows.items():
+        lines.append(f"| {sub} | {sum(row.values())} | " + " | ".join(str(row[c]) for c in CLASSES) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.campaign", description=__doc__.split("\n")[0])
+    ap.add_argument("paths", nargs="*", help=".cost files to mutate (default: the examples and the stdlib)")
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--first", type=int, default=0, help="the first case's seed")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run side by side")
+    ap.add_argument("--mode", choices=("fork", "subprocess"), default="fork",
+                    help="fork: warm children that call costlang.cli.main; subprocess: python -m costlang")
+    ap.add_argument("--wall", type=float, default=60.0, help="wall-clock seconds per case")
+    ap.add_argument("--memory-mb", type=int, default=2048, help="address space per case")
+    ap.add_argument("--out", default="campaign-out", help="folder for failures.jsonl and counts.json")
+    ap.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
+    ap.add_argument("--replay", type=int, metavar="SEED",
+                    help="write case SEED's files to OUT/case-SEED and print its command line; run nothing")
+    args = ap.parse_args(argv)
+    paths = [Path(p) for p in args.paths] or default_sources()
+    sources = [(str(p), p.read_text(encoding="utf-8")) for p in paths]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.replay is not None:
+        case = make_case(args.replay, sources)
+        folder = out / f"case-{args.replay}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        print(f"cd {folder} && costlang " + " ".join(map(repr, _prepare_folder(case, folder))))
+        return 0
+    failures = (out / "failures.jsonl").open("w", encoding="utf-8")
+    seen: list = []
+
+    def record(result):
+        seen.append(result)
+        if result["class"] in FAILURES:
+            failures.write(json.dumps(result, ensure_ascii=True) + "\n")
+            failures.flush()
+        if len(seen) % 200 == 0:  # a campaign stopped early keeps its counts
+            (out / "counts.json").write_text(json.dumps(counts(seen), indent=1))
+
+    started = time.monotonic()
+    results = run_cases(range(args.first, args.first + args.cases), sources, args.mode, args.jobs, args.wall,
+                        args.memory_mb, record)
+    failures.close()
+    summary = counts(results)
+    (out / "counts.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1) if args.json else table(results))
+    print(f"{len(results)} cases in {time.monotonic() - started:.0f} s; failures in {out / 'failures.jsonl'}",
+          file=sys.stderr)
+    return 1 if any(summary["total"][c] for c in FAILURES) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
