@@ -39,6 +39,9 @@ results die in the forward and the footprint follows from liveness alone.
 - `selective` (Korthikanti et al. 2022): in each attention, the scores' matmul, the elementwise
   ops after it and the softmax run again before the backward of the matmul that reads the
   probabilities (P·V); neither the scores nor the probabilities are kept.
+- Under `fusion flash` (as the file states it) a step recomputes as `selective` at least:
+  FlashAttention's backward recomputes S and P from Q and K on chip (Dao et al. 2022,
+  Algorithm 2), and passes/flash.py makes the copies and the attention's backward one kernel.
 """
 from __future__ import annotations
 
@@ -361,7 +364,10 @@ class _Backward:
             self.p.tensors[name] = Tensor(name, t.dtype, t.shape, "input", t.span, name, ())
             self.contributions.setdefault(o, []).append(name)
         self.recomputed: dict[str, str] = {}
-        groups = recompute_groups(self.p, nodes, self.p.training.recompute)
+        policy = self.p.training.recompute
+        if policy == "none" and self.p.fusion == "flash":
+            policy = "selective"  # FlashAttention's backward recomputes S and P (passes/flash.py)
+        groups = recompute_groups(self.p, nodes, policy)
         for n in reversed(nodes):
             try:
                 if n.name in groups:
