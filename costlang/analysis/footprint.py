@@ -110,7 +110,19 @@ def _saved(program: Program, kernels, costs, birth) -> tuple[tuple[Traffic, ...]
     if training is None or not training.forward_nodes:
         return (), []
     forward = set(training.forward_nodes)
-    backward_at = [any(op not in forward for op in k.ops) for k in kernels]
+    made_by_forward: set = set()  # storages the forward writes
+    backward_at = []
+    for k in kernels:
+        # a collective the sharding pass put among the forward's nodes (a Megatron all-reduce)
+        # reads what the forward wrote: it is the forward's too
+        fwd = all(op in forward or (program.nodes[op].kind == "collective" and not program.nodes[op].recompute
+                                    and all(_storage(program, t) in made_by_forward or
+                                            program.producer(_storage(program, t) or "") is None
+                                            for t in program.nodes[op].inputs))
+                  for op in k.ops)
+        backward_at.append(not fwd)
+        if fwd:
+            made_by_forward.update(program.nodes[op].output for op in k.ops if program.nodes[op].output)
     first: dict[tuple, int] = {}  # a repeat → its body's first forward kernel
     final: dict[tuple, int] = {}  # a repeat → its body's last backward kernel
     read_back: dict[str, int] = {}  # a tensor → the last backward kernel that reads it

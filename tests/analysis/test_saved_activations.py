@@ -96,3 +96,16 @@ def test_a_free_layer_count_gives_the_peak_as_a_formula():
 def test_a_forward_step_keeps_nothing_for_a_backward():
     a = load_string(TOY.replace("train { }\n", "")).analyze()
     assert a.footprint.saved_tensors == () and a.footprint.saved == 0
+
+
+def test_a_forward_collective_the_sharding_pass_inserts_is_the_forwards():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parents[1] / "passes"))
+    from test_shard_backward import TP_MLP
+    a = load_string(TP_MLP).analyze()
+    # Megatron MLP over 8 chips (F split): y's all-reduce runs in the forward, so the forward's
+    # partial y is not a saved tensor. Saved, per chip: rmsnorm's result (read by g's gradient) and
+    # n (read by dW1), B·S·D·2 = 8·2048·4096·2 = 134,217,728 B each; GELU's input and output, split:
+    # B·S·(F/8)·2 = 8·2048·2048·2 = 67,108,864 B each. x is an input that needs no gradient.
+    assert _saved(a) == {"n.rmsnorm": 134_217_728, "n": 134_217_728, "h.matmul": 67_108_864, "h": 67_108_864}
