@@ -73,7 +73,7 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
     for s in outputs:
         if s in birth:
             death[s] = max(last, 0)
-    lives = [(s, birth[s], death[s], sympy.Integer(1)) for s in birth]
+    lives = [(s, birth[s], death[s], 1) for s in birth]  # (tensor, first step, last step, copies)
     saved, extra = _saved(program, kernels, costs, birth)
     lives += extra
     bound = _bound_peak(program, lives, max(len(kernels), 1), bindings)
@@ -92,7 +92,7 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
         held: dict[str, sympy.Expr] = {}
         for s, b, d, times in lives:
             if b <= peak_index <= d:
-                held[s] = held.get(s, sympy.Integer(0)) + times
+                held[s] = held.get(s, 0) + times
         at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes * n)
                         for s, n in held.items())
     res = sympy.Add(*[t.bytes for t in resident])
@@ -171,7 +171,7 @@ def _storage(program: Program, name: str) -> Optional[str]:
     return t.storage if t is not None else None  # "(stated)" bytes of a custom kernel name no tensor
 
 
-def _live_per_step(program, lives, n, size=lambda e, times: e * times) -> list:
+def _live_per_step(program, lives, n, size=lambda e, times: e if times == 1 else e * times) -> list:
     """The bytes live at each step of the schedule: `lives` are (tensor, first step, last step,
     copies); each tensor's bytes mapped by `size`."""
     born: dict[int, list] = {}
@@ -194,12 +194,12 @@ def _bound_peak(program, lives, n, bindings) -> Optional[tuple]:
     computed from the bound sizes directly (a model's tensors have a few distinct sizes)."""
     sizes: dict = {}
     for s, _, _, times in lives:
-        e = program.tensors[s].bytes * times
+        e = program.tensors[s].bytes if times == 1 else program.tensors[s].bytes * times
         if e not in sizes:
             sizes[e] = e.xreplace(bindings)
             if not sizes[e].is_Rational:
                 return None
-    values = _live_per_step(program, lives, n, size=lambda e, times: sizes[e * times])
+    values = _live_per_step(program, lives, n, size=lambda e, times: sizes[e if times == 1 else e * times])
     peak = max(values)
     return peak, values.index(peak)
 
