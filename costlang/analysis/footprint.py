@@ -9,6 +9,18 @@ A repeated body appears once in the schedule, so its activations count once, not
 iterations run one after another and each frees what the last one needed. Linear in the
 number of kernels (one sweep with births and deaths). With every size bound, the peak is found
 among the exact values of the steps, without a symbolic Max.
+
+A training step (`Program.training`) runs the forward, then the backward (the nodes after the
+forward's, recomputations included). A tensor the forward writes and the backward reads is a
+saved activation: it lives from its forward kernel to its last backward reader, across the turn.
+In a repeated body run L times (all L forwards, then all L backwards), a saved tensor of the body
+is held by every layer at once: at the body's kernels the worst iteration is the last forward
+(and the first backward), where the other L − 1 layers' copies are live, so each saved tensor of
+the body adds (L − 1) × its bytes from the body's first forward kernel to its last backward
+kernel, on top of its own life. A body-internal temporary (written and last read in the same
+half) counts once. Still one sweep, no unrolling: at the turn the live bytes are exactly the
+unrolled schedule's (every layer's saved tensors), and at a body kernel they are the worst
+iteration's.
 """
 from __future__ import annotations
 
@@ -32,6 +44,10 @@ class Footprint:
     resident: sympy.Expr = sympy.Integer(0)   # weights and caches, × their repeat counts
     live: sympy.Expr = sympy.Integer(0)       # peak live activation bytes over the schedule
     peak_at: Optional[str] = None     # the first kernel at which the live bytes peak (None: it depends)
+    #: a training step's saved activations (written by the forward, read by the backward), each ×
+    #: its repeat count; their sum is `saved`
+    saved_tensors: tuple[Traffic, ...] = ()
+    saved: sympy.Expr = sympy.Integer(0)
 
 
 def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings: dict) -> Footprint:
@@ -57,24 +73,97 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
     for s in outputs:
         if s in birth:
             death[s] = max(last, 0)
-    bound = _bound_peak(program, birth, death, max(len(kernels), 1), bindings)
+    lives = [(s, birth[s], death[s], 1) for s in birth]  # (tensor, first step, last step, copies)
+    saved, extra = _saved(program, kernels, costs, birth)
+    lives += extra
+    bound = _bound_peak(program, lives, max(len(kernels), 1), bindings)
     if bound is not None:  # every size bound: the exact peak directly, no symbolic Max
         live, peak_index = bound
     else:
-        steps = _live_per_step(program, birth, death, max(len(kernels), 1))
+        steps = _live_per_step(program, lives, max(len(kernels), 1))
         # A step where nothing is born holds at most what the step before held (only deaths since),
         # so it cannot be the peak; the Max of the rest is remembered (scenarios share the schedule).
-        born_at = set(birth.values())
+        born_at = {b for _, b, _, _ in lives}
         peaks = [step for i, step in enumerate(steps) if i == 0 or i in born_at]
         live = smax(*dict.fromkeys(peaks)) if steps else sympy.Integer(0)
         peak_index = _peak_index(steps, live, bindings)
     at_peak = ()
     if peak_index is not None:
-        at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes)
-                        for s in birth if birth[s] <= peak_index <= death[s])
+        held: dict[str, sympy.Expr] = {}
+        for s, b, d, times in lives:
+            if b <= peak_index <= d:
+                held[s] = held.get(s, 0) + times
+        at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes * n)
+                        for s, n in held.items())
     res = sympy.Add(*[t.bytes for t in resident])
     return Footprint(res + live, capacity, tuple(resident) + at_peak, res, live,
-                     kernels[peak_index].name if peak_index is not None and kernels else None)
+                     kernels[peak_index].name if peak_index is not None and kernels else None,
+                     saved, sympy.Add(*[t.bytes for t in saved]))
+
+
+def _saved(program: Program, kernels, costs, birth) -> tuple[tuple[Traffic, ...], list]:
+    """A training step's saved activations (a tensor a forward kernel writes, or the forward reads
+    as an input, that a backward kernel reads), × their repeat counts; and for those of a repeated
+    body, the other iterations' copies: (tensor, the body's first forward kernel, its last
+    backward kernel, count − 1). See the module docstring."""
+    training = program.training
+    if training is None or not training.forward_nodes:
+        return (), []
+    forward = set(training.forward_nodes)
+    made_by_forward: set = set()  # storages the forward writes
+    backward_at = []
+    for k in kernels:
+        # a collective the sharding pass put among the forward's nodes (a Megatron all-reduce)
+        # reads what the forward wrote: it is the forward's too
+        fwd = all(op in forward or (program.nodes[op].kind == "collective" and not program.nodes[op].recompute
+                                    and all(_storage(program, t) in made_by_forward or
+                                            program.producer(_storage(program, t) or "") is None
+                                            for t in program.nodes[op].inputs))
+                  for op in k.ops)
+        backward_at.append(not fwd)
+        if fwd:
+            made_by_forward.update(program.nodes[op].output for op in k.ops if program.nodes[op].output)
+    first: dict[tuple, int] = {}  # a repeat → its body's first forward kernel
+    final: dict[tuple, int] = {}  # a repeat → its body's last backward kernel
+    read_back: dict[str, int] = {}  # a tensor → the last backward kernel that reads it
+    touched: set = set()  # what the forward writes or reads (the loss's gradient is neither)
+    for i, (k, cost) in enumerate(zip(kernels, costs)):
+        rep = program.nodes[k.ops[0]].repeat
+        for j in range(1, len(rep) + 1):
+            if backward_at[i]:
+                final[rep[:j]] = i
+            else:
+                first.setdefault(rep[:j], i)
+        if not backward_at[i]:
+            touched.update(_storage(program, tr.tensor) for tr in cost.reads + cost.writes)
+            continue
+        for tr in cost.reads:
+            s = _storage(program, tr.tensor)
+            if s is not None and s in touched and program.tensors[s].role not in RESIDENT_ROLES:
+                read_back[s] = i
+    saved, extra = [], []
+    for s in read_back:
+        t = program.tensors[s]
+        saved.append(Traffic(s, "saved", t.bytes * program.count(t.repeat)))
+        if t.repeat and t.repeat in first and t.repeat in final:
+            others = program.count(t.repeat) - 1
+            if others != 0:
+                extra.append((s, first[t.repeat], final[t.repeat], others))
+    # A body's carried input (layer l's input is layer l − 1's output) read by its backward: the
+    # outputs of the other iterations are the other layers' saved inputs (L − 1 copies of the
+    # output; the first layer's input is the tensor the repeat is called with, saved above).
+    for name, rep in program.repeats.items():
+        where = rep.outer + (name,)
+        if where not in first or where not in final:
+            continue
+        for inp, out in getattr(rep, "carried", ()):
+            si, so = _storage(program, inp), _storage(program, out)
+            if si in read_back and so in birth and so not in read_back:
+                others = program.count(where) - 1
+                if others != 0:
+                    saved.append(Traffic(so, "saved", program.tensors[so].bytes * others))
+                    extra.append((so, first[where], final[where], others))
+    return tuple(saved), extra
 
 
 def _storage(program: Program, name: str) -> Optional[str]:
@@ -82,14 +171,15 @@ def _storage(program: Program, name: str) -> Optional[str]:
     return t.storage if t is not None else None  # "(stated)" bytes of a custom kernel name no tensor
 
 
-def _live_per_step(program, birth, death, n, size=lambda e: e) -> list:
-    """The bytes live at each step of the schedule (each tensor's bytes mapped by `size`)."""
+def _live_per_step(program, lives, n, size=lambda e, times: e if times == 1 else e * times) -> list:
+    """The bytes live at each step of the schedule: `lives` are (tensor, first step, last step,
+    copies); each tensor's bytes mapped by `size`."""
     born: dict[int, list] = {}
     dead: dict[int, list] = {}
-    for s, b in birth.items():
-        bytes_ = size(program.tensors[s].bytes)
+    for s, b, d, times in lives:
+        bytes_ = size(program.tensors[s].bytes, times)
         born.setdefault(b, []).append(bytes_)
-        dead.setdefault(death[s], []).append(bytes_)
+        dead.setdefault(d, []).append(bytes_)
     steps, running = [], sympy.Integer(0)
     for i in range(n):
         running = running + sympy.Add(*born.get(i, []))
@@ -98,18 +188,18 @@ def _live_per_step(program, birth, death, n, size=lambda e: e) -> list:
     return steps
 
 
-def _bound_peak(program, birth, death, n, bindings) -> Optional[tuple]:
+def _bound_peak(program, lives, n, bindings) -> Optional[tuple]:
     """(the largest step's exact value, its first index) when the bindings make every live
     tensor's size an exact number; None otherwise. The same value as the symbolic Max, bound,
     computed from the bound sizes directly (a model's tensors have a few distinct sizes)."""
     sizes: dict = {}
-    for s in birth:
-        e = program.tensors[s].bytes
+    for s, _, _, times in lives:
+        e = program.tensors[s].bytes if times == 1 else program.tensors[s].bytes * times
         if e not in sizes:
             sizes[e] = e.xreplace(bindings)
             if not sizes[e].is_Rational:
                 return None
-    values = _live_per_step(program, birth, death, n, sizes.__getitem__)
+    values = _live_per_step(program, lives, n, size=lambda e, times: sizes[e if times == 1 else e * times])
     peak = max(values)
     return peak, values.index(peak)
 

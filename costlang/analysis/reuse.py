@@ -17,7 +17,14 @@ read once, written once). Output: the same kernel's `KernelCost` with the modell
   scores B_r·B_c, fp32 row statistics) fits the capacity, as an implementation must;
   K and V are read once, Q Tc times, O written Tc times and read Tc − 1 times, the running max
   and sum (fp32, 2 per row) written and read Tc − 1 times each. Tc = 1 is the ideal
-  |Q| + |K| + |V| + |O|; for large N it is Θ(N²d²/M).
+  |Q| + |K| + |V| + |O|; for large N it is Θ(N²d²/M). In a training step the forward also
+  writes the row statistics (ℓ, m) once for the backward.
+- **FlashAttention's backward** (Algorithm 2, the loop of Algorithm 4 in the appendix): the same
+  blocks; the outer loop over the T_c blocks of K and V reads K, V once and writes dK, dV once;
+  each pass of the inner loop reads Q, O, dO and the statistics and reads and writes dQ: Q, O, dO
+  and (ℓ, m) are read T_c times, dQ written T_c times and read T_c − 1 times. O is read for
+  D = rowsum(dO ∘ O) (at dO's size: O and dO have one shape). S and P are recomputed on chip.
+  T_c = 1 is the ideal |Q| + |K| + |V| + |O| + |dO| + |dQ| + |dK| + |dV| + the statistics.
 
 Levels: tiles live in the **staging level**, the farthest `per SM` level with a capacity. That
 level and every farther one carry the modelled traffic; nearer levels carry the algorithmic
@@ -53,6 +60,8 @@ def model_traffic(program: Program, hw: Hardware, ops: tuple[str, ...], cost: Ke
     nodes = [program.nodes[n] for n in ops]
     cost = _strided(program, hw, nodes, cost)
     kinds = [n.op.name if n.kind == "rowwise" else n.kind for n in nodes]
+    if kinds.count("matmul") >= 2 and "softmax" in kinds and "grad_softmax" in kinds:
+        return _flash_backward(program, hw, nodes, cost)
     if kinds.count("matmul") >= 2 and "softmax" in kinds:
         return _flash(program, hw, nodes, cost)
     tiled = next((n for n in nodes if n.kind == "matmul" and n.option("bm") is not None), None)
@@ -196,6 +205,54 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
     stats = STATS_BYTES * 2 * rows * (tc - 1)
     reads.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
     writes.append(Traffic("(row max, row sum)", "stats", stats, sympy.Integer(0), tc - 1, "flash"))
+    if program.training is not None:  # kept for the backward: ℓ and m, fp32, once per row
+        kept = STATS_BYTES * 2 * rows
+        writes.append(Traffic("(statistics for the backward)", "stats", kept, sympy.Integer(0), sympy.Integer(1),
+                              "flash"))
+    modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
+    return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}, program.bindings))
+
+
+def _flash_backward(program, hw, nodes, cost: KernelCost) -> KernelCost:
+    """FlashAttention's backward kernel (see the module docstring): the forward's blocks."""
+    first = nodes[0]  # S' = Q·Kᵀ, recomputed
+    q, kt = (program.tensors[t] for t in first.inputs)
+    grad = next(n for n in nodes if n.kind == "rowwise" and n.op.name == "grad_softmax")
+    dp = program.nodes[program.tensors[grad.inputs[1]].storage]
+    do = program.tensors[dp.inputs[0]]
+    stage = staging_level(hw)
+    if stage is None:
+        raise SemanticError(f"FlashAttention's block sizes come from the on-chip capacity, and hardware "
+                            f"'{hw.name}' states none", users_span(program, first.scope, first.span),
+                            "name an on-chip level in a hardware of your own, or leave out `fusion flash`")
+    d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
+    bc, br, _ = flash_blocks(stage.capacity, d, b)
+    if bc is None:
+        raise SemanticError(f"FlashAttention's blocks need a working set of at least "
+                            f"{flash_working_set(1, 1, d, b)} bytes (B_c = B_r = 1, d = {d}), more than "
+                            f"{stage.name}'s capacity", first.span,
+                            f"give `{stage.name}` a larger capacity, or use `fusion epilogue`")
+    tc = sympy.ceiling(nk / bc)
+    rows = do.numel / do.shape[-1]
+    ws = flash_working_set(bc, br, d, b)
+    tiling = TileModel("flash", (("M", stage.capacity / b), ("d", d), ("N_k", nk), ("B_c", bc), ("B_r", br),
+                                 ("T_c", tc)), stage.name, stage.capacity, ws)
+    again = {q.storage, do.storage}
+    reads = [(_times(t, tc, "flash") if t.tensor in again else t) for t in cost.reads]
+    reads.append(Traffic("(O, for D = rowsum(dO ∘ O))", "stats", do.bytes * tc, do.bytes, tc, "flash"))
+    stats = STATS_BYTES * 2 * rows
+    reads.append(Traffic("(statistics for the backward)", "stats", stats * tc, stats, tc, "flash"))
+    after = nodes[nodes.index(grad) + 1:]
+    ds = {grad.output} | {n.output for n in after if n.kind == "elementwise"}
+    dq = program.tensors[next(n.output for n in after if n.kind == "matmul"     # dQ = dS·K
+                              and program.tensors[n.inputs[0]].storage in ds)]
+    writes = []
+    for t in cost.writes:
+        if t.tensor == dq.storage:
+            writes.append(_times(t, tc, "flash"))
+            reads.append(Traffic(t.tensor, t.role, t.bytes * (tc - 1), sympy.Integer(0), tc - 1, "flash"))
+        else:
+            writes.append(t)
     modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
     return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}, program.bindings))
 

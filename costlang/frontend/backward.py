@@ -28,6 +28,20 @@ How it works (reverse-mode differentiation, the textbook algorithm):
   one kernel that writes the gradients of all its inputs that need one; without them a training
   step through it is an error at the kernel.
 - Weight gradients take the role `gradient`: resident for the whole step, × their repeat count.
+
+Recomputation (`train { recompute = ... }`): some forward nodes run again just before the
+backward that needs them, as copies (`<result>.recompute`, `OpNode.recompute` set: hardware FLOPs,
+not model FLOPs) whose results the backward reads instead of the forward's, so the forward's
+results die in the forward and the footprint follows from liveness alone.
+- `full`: a checkpoint at each repeated body's input (Narayanan et al. 2021, Korthikanti et al.
+  2022): the whole body's forward runs again before the body's backward (its input is the only
+  tensor the body keeps).
+- `selective` (Korthikanti et al. 2022): in each attention, the scores' matmul, the elementwise
+  ops after it and the softmax run again before the backward of the matmul that reads the
+  probabilities (P·V); neither the scores nor the probabilities are kept.
+- Under `fusion flash` (as the file states it) a step recomputes as `selective` at least:
+  FlashAttention's backward recomputes S and P from Q and K on chip (Dao et al. 2022,
+  Algorithm 2), and passes/flash.py makes the copies and the attention's backward one kernel.
 """
 from __future__ import annotations
 
@@ -176,9 +190,10 @@ class _Backward:
                                 f"state it next to the op: `grad {n.op.name}({', '.join(n.op.params)}) "
                                 "{ d" + (n.op.params[0] if n.op.params else "x") + " = ... }`")
         y = self.p.tensors[n.output]
-        table: dict = {"y": n.output, "dy": dy}
+        again = self.recomputed.get
+        table: dict = {"y": again(n.output, n.output), "dy": dy}
         for param, tensor in zip(g.params, n.inputs):
-            table[param] = tensor
+            table[param] = again(tensor, tensor)
         made: dict[str, str] = {}
         for st in g.body:
             param = st.name[1:] if st.name.startswith("d") else None
@@ -319,7 +334,8 @@ class _Backward:
         name = self.new_name(first, "grad")
         self.r.define("value", name, n.span)
         self.p.tensors[name] = Tensor(name, x.dtype, x.shape, "intermediate", n.span, name, self.r.repeat_path)
-        self.p.nodes[name] = OpNode(name, n.op, (dy,) + tuple(i for i in n.inputs), name, stated["backward_flops"],
+        self.p.nodes[name] = OpNode(name, n.op, (dy,) + tuple(self.recomputed.get(i, i) for i in n.inputs), name,
+                                    stated["backward_flops"],
                                     n.math_dtype, n.span, reads=stated["backward_reads"],
                                     writes=stated["backward_writes"], scope=self.r.scope_path,
                                     repeat=self.r.repeat_path)
@@ -347,13 +363,24 @@ class _Backward:
             self.r.define("value", name, t.span)
             self.p.tensors[name] = Tensor(name, t.dtype, t.shape, "input", t.span, name, ())
             self.contributions.setdefault(o, []).append(name)
+        self.recomputed: dict[str, str] = {}
+        policy = self.p.training.recompute
+        if policy == "none" and self.p.fusion == "flash":
+            policy = "selective"  # FlashAttention's backward recomputes S and P (passes/flash.py)
+        groups = recompute_groups(self.p, nodes, policy)
         for n in reversed(nodes):
             try:
+                if n.name in groups:
+                    self.recompute(groups[n.name])
                 self.node(n, needs)
             except ErrorGroup as e:
                 self.errors.extend(e.errors)
             except CostlangError as e:
                 self.errors.append(e)
+        for rep in self.p.repeats.values():  # a body's input's gradient is the previous layer's
+            for x, _ in rep.carried:             # output's: its contributions summed in the body
+                if x in self.contributions:
+                    self.grad_of(x)
         for w in [t for t in self.p.tensors.values() if t.role == "weight" and not t.frozen]:
             g = self.grad_of(w.name)
             if g is None:
@@ -361,6 +388,68 @@ class _Backward:
             t = self.p.tensors[g]
             self.p.tensors[g] = dataclasses.replace(t, role="gradient", repeat=w.repeat)
             self.gradients[w.name] = g
+
+
+    def recompute(self, group: list) -> None:
+        """Copies of the forward nodes `group` (in forward order), each reading the copies made
+        before it, marked as recomputation; the backward reads their results from now on."""
+        for m in group:
+            if m.output is None:
+                continue
+            t = self.p.tensors[m.output]
+            name = self.new_name(m.output, "recompute")
+            self.r.define("value", name, m.span)
+            storage = name if t.storage == t.name else self.recomputed.get(t.storage, t.storage)
+            self.p.tensors[name] = dataclasses.replace(t, name=name, storage=storage)
+            inputs = tuple(self.recomputed.get(i, i) for i in m.inputs)
+            self.p.nodes[name] = dataclasses.replace(m, name=name, inputs=inputs, output=name, recompute=True)
+            self.recomputed[m.output] = name
+
+
+def recompute_groups(p, nodes, policy: str) -> dict:
+    """The forward nodes to run again, by policy (see the module docstring): the node before whose
+    backward a group is recomputed (the group's last reader in the forward) → the group."""
+    groups: dict = {}
+    if policy == "full":
+        bodies: dict = {}
+        for n in nodes:
+            if n.repeat and n.kind != "collective":
+                bodies.setdefault(n.repeat[0], []).append(n)
+        for body in bodies.values():
+            groups[body[-1].name] = body
+    elif policy == "selective":
+        producer = {n.output: n for n in nodes if n.output is not None}
+        readers: dict = {}
+        for n in nodes:
+            for i in n.inputs:
+                readers.setdefault(p.tensors[i].storage if i in p.tensors else i, []).append(n)
+        for n in nodes:
+            if n.kind != "rowwise" or n.op.name != "softmax":
+                continue
+            chain, m = [n], producer.get(n.inputs[0])
+            while m is not None and m.kind in ("elementwise", "view"):
+                chain.insert(0, m)
+                m = producer.get(m.inputs[0])
+            if m is None or m.kind != "matmul":
+                continue  # not the scores of an attention (a router's softmax)
+            chain.insert(0, m)
+            last = _attention_reader(n, readers)
+            if last is not None:
+                groups[last.name] = chain
+    return groups
+
+
+def _attention_reader(softmax: OpNode, readers) -> Optional[OpNode]:
+    """The matmul that reads the probabilities (P·V), through elementwise ops and views."""
+    frontier = [softmax.output]
+    while frontier:
+        t = frontier.pop()
+        for n in readers.get(t, []):
+            if n.kind == "matmul":
+                return n
+            if n.kind in ("elementwise", "view") and n.output is not None:
+                frontier.append(n.output)
+    return None
 
 
 class _Where:

@@ -33,6 +33,7 @@ KERNEL_FUNCTIONS = {
     "algorithmic_bytes": BYTE, "working_set": BYTE,
     "weight_bytes": BYTE,  # weights (of a block instance or repeat), × repeat counts
     "cache_bytes": BYTE,   # caches (KV caches) likewise
+    "saved_bytes": BYTE,   # a training step's saved activations (of a block instance or repeat), × counts
     "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
     "parameters": DIMENSIONLESS,  # weight elements (caches left out), × repeat counts
 }

@@ -63,7 +63,8 @@ def program_outputs(program: Program, read: Optional[dict] = None) -> set[str]:
     read = consumers_of_storage(program) if read is None else read
     outs = {storage_of(program, t) for t in program.outputs}
     for node in program.nodes.values():
-        if node.output and node.kind != "view" and node.output not in read:
+        if node.output and node.kind != "view" and node.output not in read and not node.recompute:
+            # (a recomputed result nothing reads is scratch: the backward needs only the others)
             viewed = any(program.tensors[t].storage == node.output and t in program.outputs
                          for t in program.tensors)
             if not viewed:

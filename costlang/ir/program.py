@@ -106,6 +106,9 @@ class OpNode:
     #: inputs read only in part (a gather reads only the gathered rows): tensor → bytes read
     partial_reads: tuple[tuple[str, sympy.Expr], ...] = ()
     comms: Optional["Comms"] = None      # what a collective sends (ir.system)
+    #: a training step's recomputation of a forward node (`train { recompute = ... }`): its FLOPs
+    #: are hardware FLOPs, not model FLOPs (MFU counts the model's, HFU both)
+    recompute: bool = False
 
     def option(self, key: str):
         return dict(self.options).get(key)

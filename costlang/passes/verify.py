@@ -11,7 +11,7 @@ acyclic; FLOPs equal the unfused FLOPs; the bytes never exceed the unfused bytes
 reads and writes are a sub-multiset of the unfused ones, so this holds for every value of the
 free symbols); and every kernel obeys its mode (`none`: one op; `elementwise`: fused kernels are
 elementwise only; `epilogue`: at most one matmul, reduction or row-wise op per fused kernel,
-and none of the kernel's other ops feeds it; `flash`: as `epilogue`, or whole attention chains
+and none of the kernel's other ops feeds it; `flash`: as `epilogue`, or whole attention chains (or attention backwards)
 with an elementwise epilogue).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import networkx as nx
 import sympy
 
 from costlang.passes.costs import Costing, grouped_sum
-from costlang.passes.flash import attention_chains
+from costlang.passes.flash import attention_backwards, attention_chains
 from costlang.passes.kernels import kernel_graph, one_kernel_per_op
 
 __all__ = ["PartitionError", "verify_partition"]
@@ -84,7 +84,8 @@ def _check_mode(G, program, kernels, mode: str) -> None:
     order = {n: i for i, n in enumerate(nx.topological_sort(G))}
     chains = {}
     if mode == "flash":
-        chains = {op: chain for chain in attention_chains(G, program) for op in chain}
+        chains = {op: chain for chain in attention_chains(G, program) + attention_backwards(G, program)
+                  for op in chain}
     for k in kernels:
         kinds = [G.nodes[n]["op"].kind for n in k.ops]
         if len(kinds) == 1:

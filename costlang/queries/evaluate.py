@@ -44,7 +44,7 @@ class QueryResult:
 
 
 #: figures of the per-chip program that count one chip's share (on a sharded program)
-PER_CHIP = frozenset({"parameters", "weight_bytes", "cache_bytes", "footprint", "flops", "bytes",
+PER_CHIP = frozenset({"parameters", "weight_bytes", "cache_bytes", "saved_bytes", "footprint", "flops", "bytes",
                       "bytes_read", "bytes_written", "algorithmic_bytes", "comms_bytes"})
 #: figures of the whole system
 PER_SYSTEM = frozenset({"footprint_system", "chips", "parameters_system"})
@@ -173,6 +173,8 @@ class _QueryScope:
             return Value(self._weight_bytes(node, roles=("cache",)), BYTE)
         if f == "parameters":
             return Value(self._weight_bytes(node, parameters=True), DIMENSIONLESS)
+        if f == "saved_bytes":
+            return Value(self._saved_bytes(node), BYTE)
         if f in _FIGURES:
             target = self._target(node, allow_none=True)
             if not hasattr(target, f):  # attainable(), fraction_of_peak(): one kernel's figures
@@ -232,6 +234,19 @@ class _QueryScope:
         what = "a cache" if roles == ("cache",) else "a weight"
         raise SemanticError(f"{node.func}() takes a block instance, a repeat or {what} "
                             "(or nothing, for the whole program)", node.span)
+
+    def _saved_bytes(self, node: Call) -> sympy.Expr:
+        """A training step's saved activations (analysis.footprint), of the program or of the tensors
+        a block instance or repeat declares, × repeat counts (0 for a program that does not train)."""
+        p = self.a.program
+        saved = self.a.footprint.saved_tensors
+        if not node.args:
+            return sympy.Add(*[t.bytes for t in saved])
+        arg = node.args[0]
+        if len(node.args) == 1 and isinstance(arg, Name) and arg.id in p.instances:
+            return sympy.Add(*[t.bytes for t in saved if t.tensor == arg.id or t.tensor.startswith(arg.id + ".")])
+        raise SemanticError("saved_bytes() takes a block instance or a repeat (or nothing, for the whole "
+                            "program)", node.span)
 
     def verdict(self, node: Call) -> Verdict:
         return self._target(node, allow_none=True).bound

@@ -1,0 +1,50 @@
+"""examples/training/activation_memory_gpt.cost: one GPT layer's saved activations against
+Korthikanti et al. 2022 (s·b·h·(34 + 5·a·s/h), 34·s·b·h selective); values by hand."""
+import pytest
+
+from conftest import EXAMPLES
+from costlang import load_string
+
+PATH = EXAMPLES / "training" / "activation_memory_gpt.cost"
+SBH = 2048 * 1 * 12288            # s·b·h = 25,165,824
+ASSB = 96 * 2048 * 2048 * 1       # a·s²·b = 402,653,184
+
+
+def _run(policy):
+    text = PATH.read_text(encoding="utf-8").replace("recompute = none", f"recompute = {policy}")
+    return load_string(text, str(PATH)).analyze()
+
+
+@pytest.fixture(scope="module")
+def none():
+    return _run("none")
+
+
+def _per_layer(a):
+    return a.value(a.queries[0].value.expr)
+
+
+def test_no_recomputation_is_the_papers_figure_less_dropout_plus_the_normalized_outputs(none):
+    paper = none.value(none.queries[1].value.expr)
+    assert paper == 34 * SBH + 5 * ASSB == 2_868_903_936
+    dropout = 2 * SBH + 3 * ASSB       # two sbh masks, the softmax mask a·s²·b and its output 2·a·s²·b
+    normalized = 2 * 2 * SBH           # each LayerNorm's normalized output, read by γ's gradient
+    assert _per_layer(none) == 36 * SBH + 2 * ASSB == paper - dropout + normalized == 1_711_276_032
+
+
+def test_the_tensors_kept_per_layer(none):
+    per = {t.tensor: none.value(t.bytes) for t in none.footprint.saved_tensors}
+    # L = 2: each body tensor × 2, x (layer 1's input) once and y × 1 (layer 2's input)
+    assert per["x"] == per["y"] == 2 * SBH
+    assert per["y.r.attention_prefill.probs"] == 2 * 2 * ASSB          # fp16 probabilities
+    assert per["y.matmul"] == per["y.gelu"] == 2 * 8 * SBH              # GELU's input and output, 4h wide
+    assert "y.r.attention_prefill.scores" not in per                    # softmax's gradient reads y only
+    assert sum(per.values()) == 2 * (36 * SBH + 2 * ASSB)
+
+
+def test_selective_drops_the_probabilities():
+    a = _run("selective")
+    paper = a.value(a.queries[2].value.expr)
+    assert paper == 34 * SBH == 855_638_016
+    # 36·s·b·h: the paper's 34·s·b·h less the two dropout masks (2·s·b·h), plus the normalized outputs (4·s·b·h)
+    assert _per_layer(a) == 36 * SBH == paper - 2 * SBH + 4 * SBH == 905_969_664
