@@ -47,14 +47,15 @@ def finish_training(r) -> None:
     training = p.training
     weights = [t for t in p.tensors.values() if t.role == "weight" and not t.frozen and t.storage == t.name]
     wt = weights[0].dtype
-    gt = training.gradients or wt
+    data = next((s for s in p.parallels if s.kind == "data"), None)
+    # the train statement's gradient dtype, else `parallel data { gradients = DTYPE }`'s, else the weights'
+    gt = training.gradients or (dict(data.options).get("gradients") if data is not None else None) or wt
     buffer = _gradient_buffer(r, gt, training.span)
     m = training.option("micro_batches")
     if m is not None:
         _micro_batches(r, m, training.span)
-    if training.optimizer is not None:
-        _optimizer(r, training, buffer, wt, gt)
-    p.training = dataclasses.replace(p.training, buffer=buffer)
+    update = _optimizer(r, training, buffer, wt, gt) if training.optimizer is not None else None
+    p.training = dataclasses.replace(p.training, buffer=buffer, update=update)
 
 
 def _gradient_buffer(r, gt, span) -> str:
@@ -89,7 +90,7 @@ def _micro_batches(r, m, span) -> None:
     p.instances = {k: dataclasses.replace(i, repeat=(MICRO_BATCHES,) + i.repeat) for k, i in p.instances.items()}
 
 
-def _optimizer(r, training, buffer: str, wt, gt) -> None:
+def _optimizer(r, training, buffer: str, wt, gt) -> str:
     from costlang.frontend.blocks import call_block
     name = training.optimizer
     span = training.span
@@ -107,7 +108,9 @@ def _optimizer(r, training, buffer: str, wt, gt) -> None:
     instance = "optimizer" if ("value", "optimizer") not in r.origin else "train.optimizer"
     saved = (r.repeat_path, r.scope_path, r.expr_base)
     r.repeat_path, r.scope_path, r.expr_base = (), "", instance
+    before = set(r.program.nodes)
     try:
         call_block(r, call, (instance,), instance)
     finally:
         r.repeat_path, r.scope_path, r.expr_base = saved
+    return next(k for k, n in r.program.nodes.items() if k not in before and n.kind == "custom")

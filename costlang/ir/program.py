@@ -226,6 +226,8 @@ class Training:
     forward_nodes: tuple[str, ...] = ()
     #: the flat gradient buffer every weight's gradient is a part of (frontend.optimizer)
     buffer: Optional[str] = None
+    #: the optimizer's update kernel (its node), None without an optimizer
+    update: Optional[str] = None
 
     def option(self, key: str, default=None):
         return dict(self.options).get(key, default)
