@@ -8,6 +8,7 @@ it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
 - start-up: `costlang run` on the chapter's examples;
 - the unrolled transformer (`benchmarks/transformer.py`), L = 1, 8, 32, 80, sizes bound and free;
 - a 12-scenario `compare` of the 8-layer model against one run of it;
+- a training step of the zoo's Llama-3-70B (80 layers, one `repeat`) against its forward step;
 - a 10⁶-point sweep (1000 × 1000), after start-up, in process;
 - llm-analysis (optional: `pip install llm-analysis`), decode latency of Llama-2-70B for batch
   1..100, per configuration, against costlang's sweep of the same question.
@@ -149,6 +150,7 @@ def main(argv=None) -> int:
         if args.instructions and not args.quick:
             _instructions(t, Path(tmp))
         _scenarios(t, Path(tmp), repeat)
+        _training(t, Path(tmp), repeat)
     _sweep(t)
     _peer(t)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}, "
@@ -238,6 +240,24 @@ def _scenarios(t: Table, tmp: Path, repeat: int) -> None:
     t.add("transformer L=8, one run (the reference below)", single, "")
     t.add("  same file with 12 scenarios and a compare", twelve, "≤ 1.5× one run", twelve <= 1.5 * single,
           ratio=twelve / single)
+
+
+#: the zoo's 80-layer Llama-3-70B prefill step (a `repeat(80)`: analysed once), and the same with `train`
+_FORWARD_70B = ("import llama3_70b\nuse hardware h100_sxm\ndim B = 1\ndim S = 4096\ninput ids: int32[B, S]\n"
+                "y = llama3_70b_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
+
+
+def _training(t: Table, tmp: Path, repeat: int) -> None:
+    """The training step (forward, the backward derived from it) against the forward alone, both
+    measured beyond start-up: the goal is at most twice the forward's analysis time."""
+    forward, train = tmp / "forward70b.cost", tmp / "train70b.cost"
+    forward.write_text(_FORWARD_70B, encoding="utf-8")
+    train.write_text(_FORWARD_70B + "train { }\n", encoding="utf-8")
+    fwd = statistics.median(_cpu_and_work(["run", str(forward)])[1] for _ in range(repeat))
+    step = statistics.median(_cpu_and_work(["run", str(train)])[1] for _ in range(repeat))
+    t.add("Llama-3-70B forward step (80 layers), beyond start-up", fwd, "")
+    t.add("  its training step (forward + derived backward), × = vs forward", step, "≤ 2× forward",
+          step <= 2 * fwd, ratio=step / fwd)
 
 
 def _in_process_cpu(fn) -> float:

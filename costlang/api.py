@@ -121,7 +121,7 @@ def _setting_text(value: object) -> str:
     return str(value)
 
 
-def load(path, display: Optional[str] = None) -> Model:
+def load(path, display: Optional[str] = None, train: Optional[str] = None) -> Model:
     """Load a `.cost` file (and what it imports) and resolve it.
 
     Errors are `costlang.errors.CostlangError`s whose `render()` is the `file:line:col` message
@@ -132,10 +132,13 @@ def load(path, display: Optional[str] = None) -> Model:
     >>> a = m.analyze()
     >>> a.value(a.kernels[0].intensity)          # 2·4096³ / (3·4096²·2) FLOP/B
     4096/3
+
+    `train`: the settings of a `train { ... }` statement to add (`""` for none, as `--train`): the
+    file's forward becomes one training step.
     """
     path = Path(path)
     name = display or str(path)
-    return _build(read_text(path, display=name), name, path.resolve())
+    return _build(read_text(path, display=name), name, path.resolve(), train)
 
 
 def load_string(text: str, name: str = "<string>") -> Model:
@@ -149,13 +152,24 @@ def load_string(text: str, name: str = "<string>") -> Model:
     return _build(text, name, None)
 
 
-def _build(text: str, name: str, path: Optional[Path]) -> Model:
+def _train_overrides(text: Optional[str]):
+    """`--train [SETTINGS]` as what-if overrides (kept by every what-if that resolves the file again)."""
+    if text is None:
+        return None
+    from costlang.errors import Source, Span
+    from costlang.frontend.settings import parse_settings
+    from costlang.ir.program import Overrides
+    options = parse_settings(text, "--train") if text.strip() else ()
+    return Overrides(train=options, train_span=Span(Source("--train", text if text.strip() else "--train"), 1, 1, 1, 2))
+
+
+def _build(text: str, name: str, path: Optional[Path], train: Optional[str] = None) -> Model:
     module = keep(parse(text, name), text)  # for the what-ifs, which resolve the file again
     source = Source(name, text)
     if not module.statements:
         raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(source, 1, 1, 1, 1),
                               "start with `use hardware chapter_gpu` and an `input` declaration")
-    program = resolve(module, path)
+    program = resolve(module, path, overrides=_train_overrides(train))
     resolved_span = program.main_span
     if program.shardings or program.parallels:
         import dataclasses

@@ -21,6 +21,9 @@ def add_parsers(sub) -> list:
     run.add_argument("--hardware", help="analyse on another hardware preset")
     run.add_argument("--compare-fusion", action="store_true",
                      help="also show the program unfused next to the chosen fusion mode, with ratios")
+    run.add_argument("--train", nargs="?", const="", metavar="SETTINGS",
+                     help="analyse one training step of the file's forward (as if it ended with "
+                          "`train { SETTINGS }`, e.g. --train \"optimizer = adamw\")")
     run.add_argument("--instances", action="store_true",
                      help="list every instance of every repeated block (its count must be bound)")
     run.set_defaults(handler=_run)
@@ -40,7 +43,7 @@ def add_run_options(run) -> None:
 def _run(args) -> str:
     from costlang import load
     from costlang.queries.pipeline import analyze
-    model = load(args.file)
+    model = load(args.file, train=args.train)
     analysis = analyze(apply_cli_settings(model, args.set), fusion=args.fusion, hardware=args.hardware)
     comparison = None
     if args.compare_fusion:

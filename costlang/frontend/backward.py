@@ -22,6 +22,8 @@ How it works (reverse-mode differentiation, the textbook algorithm):
   so the matmul's result takes the weight's shape and its FLOPs are unchanged (2·rows·d·n); for
   other ops a reduction kernel sums it (a bias's gradient). Same size, other shape: a view.
 - A matmul's `density` (causal attention) carries to the matmuls of its gradient.
+- A collective written in the file transposes (an all-gather's gradient is a reduce-scatter over
+  the same axis); the ones `parallel` and `shard` insert follow from the splits of the backward.
 - A custom kernel states its own backward (`backward_flops`, `backward_reads`, `backward_writes`):
   one kernel that writes the gradients of all its inputs that need one; without them a training
   step through it is an error at the kernel.
@@ -40,6 +42,10 @@ from costlang.frontend import ast
 from costlang.frontend.rename import rename
 
 __all__ = ["define_grad", "derive_backward", "CUSTOM_BACKWARD"]
+
+#: a collective's gradient: the collective that transposes it (`collective` below)
+TRANSPOSE = {"all_gather": "reduce_scatter", "reduce_scatter": "all_gather", "all_reduce": "all_reduce",
+             "all_to_all": "all_to_all", "send": "send"}
 
 #: a custom kernel's backward, stated at the call (`{ backward_flops = ...; backward_reads = ... }`)
 CUSTOM_BACKWARD = ("backward_flops", "backward_reads", "backward_writes")
@@ -82,12 +88,20 @@ class _Backward:
 
     # --- which tensors need a gradient -----------------------------------------------------------
     def needs(self, nodes) -> set[str]:
-        out = {t.name for t in self.p.tensors.values()
-               if t.role == "weight" and not getattr(t, "frozen", False)}
-        for n in nodes:
-            if n.output is not None and any(i in out for i in n.inputs):
-                out.add(n.output)
-        return out
+        """Trainable weights and what is computed from them. A repeated body's input is the previous
+        iteration's output after the first: when that output needs a gradient, the body computes its
+        input's gradient in every iteration (the first one's too: L, where L − 1 would do when the
+        first input needs none)."""
+        seed = {t.name for t in self.p.tensors.values() if t.role == "weight" and not t.frozen}
+        while True:
+            out = set(seed)
+            for n in nodes:
+                if n.output is not None and any(i in out for i in n.inputs):
+                    out.add(n.output)
+            more = {x for rep in self.p.repeats.values() for x, y in rep.carried if y in out} - out
+            if not more:
+                return out
+            seed |= more
 
     def seeds(self, nodes, needs) -> list[str]:
         read = {i for n in nodes for i in n.inputs}
@@ -106,7 +120,12 @@ class _Backward:
         total = parts[0]
         if len(parts) > 1:
             t = self.p.tensors[name]
-            with self.at(t.repeat, self._scope_of(name)):
+            # summed where the contributions are made: in a repeated body when one is (each layer sums
+            # the gradient of its own input), else where the tensor is
+            inner = max((self.p.tensors[q] for q in parts), key=lambda q: len(q.repeat))
+            repeat = inner.repeat if len(inner.repeat) > len(t.repeat) else t.repeat
+            scope = self._scope_of(inner.name) if repeat is not t.repeat else self._scope_of(name)
+            with self.at(repeat, scope):
                 for k, part in enumerate(parts[1:], 1):
                     target = self.new_name(name, "grad_sum")
                     call = ast.OpCall("add", (ast.Name(total, t.span), ast.Name(part, t.span)), (), None, None, (),
@@ -145,9 +164,7 @@ class _Backward:
             if n.op.kind == "custom":
                 self.custom(n, dy, needs)
             elif n.op.kind == "collective":
-                raise SemanticError(f"a training step cannot run through the collective '{n.name}' written "
-                                    "in the file", n.span, "let `parallel` or `shard` insert the collectives: "
-                                    "they are placed in the backward too")
+                self.collective(n, dy)
             else:
                 self.rule(n, dy, needs)
 
@@ -175,13 +192,13 @@ class _Backward:
             else:
                 name = self.new_name(n.output, st.name)
             table[st.name] = name
-            renamed = rename(dataclasses.replace(st, name=name), table)
+            renamed = dataclasses.replace(rename(st, table), name=name)  # the new name is not renamed again
             passed = self.passed_on(renamed, st, g, n)
             if passed is not None:  # `dx = reshape(dy)` of the same size: the gradient itself
                 table[st.name] = passed
                 if param in g.params:
                     x = n.inputs[g.params.index(param)]
-                    self.contributions.setdefault(x, []).append(self.fitted(passed, x, n))
+                    self.contributions.setdefault(x, []).append(self.fitted(passed, x, n, made_here=False))
                 continue
             renamed = self.shaped(renamed, st, g, n)
             before = set(self.p.nodes)
@@ -230,8 +247,10 @@ class _Backward:
                 self.p.nodes[name] = dataclasses.replace(m, flops=m.flops * density,
                                                          options=m.options + (("density", density),))
 
-    def fitted(self, name: str, x: str, n: OpNode) -> str:
-        """The contribution `name` brought to x's shape (see the module docstring)."""
+    def fitted(self, name: str, x: str, n: OpNode, made_here: bool = True) -> str:
+        """The contribution `name` brought to x's shape (see the module docstring). Only a matmul the
+        rule itself made (`made_here`) takes the sum into its contraction; a gradient passed on
+        unchanged (`reshape(dy)`) is another tensor's too."""
         g, want = self.p.tensors[name], self.p.tensors[x]
         if len(g.shape) == len(want.shape) and all(_same(a, b, self.p) for a, b in zip(g.shape, want.shape)):
             return name
@@ -244,7 +263,7 @@ class _Backward:
             return target
         producer = self.p.nodes.get(name)
         extra = len(g.shape) - len(want.shape)
-        if (producer is not None and producer.op.kind == "matmul" and extra > 0
+        if (made_here and producer is not None and producer.op.kind == "matmul" and extra > 0
                 and all(_same(a, b, self.p) for a, b in zip(g.shape[extra:], want.shape))):
             # the sum over the leading (batch) dims is part of the contraction: same FLOPs
             self.p.tensors[name] = dataclasses.replace(g, shape=want.shape)
@@ -255,9 +274,37 @@ class _Backward:
         self.r.define("value", target, n.span)
         t = Tensor(target, g.dtype, want.shape, "intermediate", n.span, target, self.r.repeat_path)
         self.p.tensors[target] = t
+        if len(g.shape) < len(want.shape) or not all(_same(a, b, self.p) for a, b in
+                                                      zip(g.shape[len(g.shape) - len(want.shape):], want.shape)):
+            raise SemanticError(f"the gradient of '{x}' ({len(g.shape)} dims) cannot be summed back to its shape",
+                                n.span, "costlang sums a broadcast operand's gradient over leading dimensions")
         self.p.nodes[target] = OpNode(target, _reduction(self.p), (name,), target, g.numel, g.dtype, n.span,
-                                      scope=self.r.scope_path, repeat=self.r.repeat_path)
+                                      scope=self.r.scope_path, repeat=self.r.repeat_path,
+                                      options=(("sum_leading", len(g.shape) - len(want.shape)),))
         return target
+
+    def collective(self, n: OpNode, dy: str) -> None:
+        """A collective written in the file transposes: an all-gather's gradient is a reduce-scatter
+        over the same axis and dim, a reduce-scatter's an all-gather; an all-reduce's, an all-to-all's
+        and a send's are the same collective (the adjoint of a sum over chips is a sum over chips;
+        a send's gradient goes back the other way). The algorithm carries over when the transposed
+        collective has it (`all_reduce_tree`), else the plain one runs."""
+        from costlang.frontend.collectives import build
+        base = next((b for b in sorted(TRANSPOSE, key=len, reverse=True) if n.op.name.startswith(b)), None)
+        if base is None or n.comms is None:
+            raise SemanticError(f"costlang does not know the gradient of the collective '{n.op.name}'", n.span,
+                                f"its transpose is known for {', '.join(TRANSPOSE)}")
+        other = TRANSPOSE[base]
+        spec = self.p.ops.get(other + n.op.name[len(base):]) or self.p.ops[other]
+        x, y, g = self.p.tensors[n.inputs[0]], self.p.tensors[n.output], self.p.tensors[dy]
+        axis = next((i for i, (a, b) in enumerate(zip(x.shape, y.shape)) if not _same(a, b, self.p)), 0)
+        name = self.new_name(x.name, "grad")
+        self.r.define("value", name, n.span)
+        node, tensor = build(spec, name, g, n.comms.axis, n.comms.group, axis, n.span, self.p.bindings,
+                             scope=self.r.scope_path, repeat=self.r.repeat_path)
+        self.p.tensors[name] = tensor
+        self.p.nodes[name] = node
+        self.contributions.setdefault(x.name, []).append(self.fitted(name, x.name, n))
 
     def custom(self, n: OpNode, dy: str, needs: set[str]) -> None:
         stated = {k: n.option(k) for k in CUSTOM_BACKWARD}
@@ -291,7 +338,7 @@ class _Backward:
         self.written_by: dict[str, str] = {}
         nodes = list(self.p.nodes.values())
         needs = self.needs(nodes)
-        if not any(t.role == "weight" and not getattr(t, "frozen", False) for t in self.p.tensors.values()):
+        if not any(t.role == "weight" and not t.frozen for t in self.p.tensors.values()):
             raise SemanticError("a training step updates weights, and every weight here is frozen (or there "
                                 "are none)", self.p.training.span, "declare a `weight`, or drop `frozen`")
         for o in self.seeds(nodes, needs):
@@ -307,7 +354,7 @@ class _Backward:
                 self.errors.extend(e.errors)
             except CostlangError as e:
                 self.errors.append(e)
-        for w in [t for t in self.p.tensors.values() if t.role == "weight" and not getattr(t, "frozen", False)]:
+        for w in [t for t in self.p.tensors.values() if t.role == "weight" and not t.frozen]:
             g = self.grad_of(w.name)
             if g is None:
                 continue

@@ -409,3 +409,6 @@ def _repeat(r, s: ast.Assign, targets) -> None:
                              f"{t.dtype.name}{shape_text(t.shape)} for '{p.name}', which is "
                              f"{x.dtype.name}{shape_text(x.shape)}", rc.span,
                              "each iteration's output feeds the next iteration's input")
+    # which outer tensor each output feeds back into (a training step's backward: frontend.backward)
+    r.program.repeats[name] = dataclasses.replace(
+        r.program.repeats[name], carried=tuple((bound_args.tensors[p.name].name, t.name) for t, p in zip(out, carried)))

@@ -111,8 +111,8 @@ def _resolve_again(program: Program, changes: dict, settings, ties=()) -> Progra
                             "changed", settings[0].span if settings else None)
     old = origin.overrides
     text = "; ".join(t for t in (old.text, *(setting_text(o) for o in settings), *ties) if t)
-    overrides = Overrides({**old.symbols, **changes["symbols"]}, {**old.dtypes, **changes["dtypes"]}, text,
-                          old.math)
+    overrides = dataclasses.replace(old, symbols={**old.symbols, **changes["symbols"]},
+                                    dtypes={**old.dtypes, **changes["dtypes"]}, text=text)
     out = resolve(parse_kept(origin.source.text, origin.source.name), origin.path, origin.prelude, overrides)
     if origin.after is not None:  # the passes the program went through after resolving (sharding)
         again = dataclasses.replace(out.origin, after=origin.after)

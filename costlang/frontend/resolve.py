@@ -46,6 +46,11 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             if path is not None:
                 r.stack.append(path.resolve())  # so that importing the main file again is a cycle
             r.run_module(module, path)
+        if overrides.train is not None:  # `--train`: as if the file ended with `train { ... }`
+            try:
+                r.stmt_Train(ast.Train(tuple(overrides.train), overrides.train_span), path)
+            except CostlangError as e:
+                r.errors.append(e)
         if r.program.training is not None and not r.errors:
             _derive_backward(r)
         try:

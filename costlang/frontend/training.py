@@ -33,8 +33,10 @@ SETTINGS = {"optimizer": "word", "recompute": RECOMPUTE, "gradients": "dtype", "
 def train_statement(r, s: ast.Train) -> None:
     if r.program.training is not None:
         first = r.program.training.span
-        raise SemanticError(f"the program is already a training step (line {first.line})", s.span,
-                            "one `train` statement per program")
+        raise SemanticError(f"the program is already a training step (line {first.line}"
+                            f"{'' if first.file == s.span.file else ' of ' + first.file})", s.span,
+                            "one `train` statement per program" if first.file == s.span.file
+                            else "leave out --train, or drop the file's `train` statement")
     seen: dict = {}
     for o in s.options:
         if o.name not in SETTINGS:

@@ -208,6 +208,8 @@ class Repeat:
     count: sympy.Expr
     span: Span
     outer: tuple[str, ...] = ()  # enclosing repeats
+    #: (the outer tensor an iteration reads, the body's output that feeds the next iteration)
+    carried: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,9 @@ class Overrides:
     dtypes: Mapping[str, str] = field(default_factory=dict)  # a storage tensor → its new dtype
     text: str = ""  # the settings as written, quoted by the errors they cause
     math: Optional[str] = None  # `math = DTYPE`: applied after resolving (frontend.variants)
+    #: `--train [SETTINGS]`: the options of a `train` statement the file does not state, and their span
+    train: Optional[tuple] = None
+    train_span: Optional[Span] = None
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ class KernelCost:
 
 
 def role_of(program: Program, storage: str, outputs: set[str]) -> str:
-    if storage in outputs:
+    if storage in outputs and program.tensors[storage].role != "gradient":  # a weight's gradient stays one
         return "output"
     return program.tensors[storage].role
 

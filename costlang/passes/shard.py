@@ -237,6 +237,14 @@ class _Propagation:
                                 f"{_axis_text(kb)} in '{b}'", n.span,
                                 "split both operands' contracted dimension over the same axis, or neither")
         batch = _merge_batch(self.shape(a)[:-2], sa[:-2], self.shape(b)[:-2], sb[:-2], n)
+        summed = n.option("sum_leading")  # a weight's gradient: its leading (batch) dims are contracted too
+        if summed is not None:
+            lead = {x for x in batch[:int(summed)] if x is not None} | ({ka} if ka is not None else set())
+            if len(lead) > 1:
+                raise SemanticError("matmul: a weight gradient's rows are split over two axes", n.span)
+            if lead:
+                self.partial[n.name] = lead.pop()
+            return tuple(batch[int(summed):]) + (sa[-2], sb[-1])
         if ka is not None:
             self.partial[n.name] = ka
         k = n.option("sum_leading")
@@ -265,6 +273,15 @@ class _Propagation:
         (x,) = n.inputs
         s = self.fixed(x, n.span)
         out = self.shape(n.output)
+        summed = n.option("sum_leading")  # a broadcast operand's gradient: the leading dims summed
+        if summed is not None:
+            lead = {x for x in s[:int(summed)] if x is not None}
+            if len(lead) > 1:
+                raise SemanticError("the gradient of a broadcast operand is summed over rows split over two "
+                                    "axes", n.span)
+            if lead:
+                self.partial[n.name] = lead.pop()
+            return s[int(summed):]
         axis = _reduced_axis(self.shape(x), out, self.program.bindings, n)
         if s[axis] is not None:
             self.partial[n.name] = s[axis]
