@@ -247,12 +247,6 @@ class _Propagation:
             return tuple(batch[int(summed):]) + (sa[-2], sb[-1])
         if ka is not None:
             self.partial[n.name] = ka
-        k = n.option("sum_leading")
-        if k is not None:  # a weight's gradient: the batch dims are summed in the contraction
-            summed = [axis for axis in batch[:int(k)] if axis is not None]
-            if summed and ka is None:
-                self.partial[n.name] = summed[0]
-            batch = batch[int(k):]
         return tuple(batch) + (sa[-2], sb[-1])
 
     def _weight_gradient(self, n: OpNode) -> bool:
