@@ -133,3 +133,22 @@ def test_bad_arguments(q, message):
     with pytest.raises(CostlangError) as e:
         queries(ATTENTION + "train { }", q)
     assert message in e.value.render()
+
+
+def test_the_report_has_a_training_section_in_text_and_json():
+    import json
+    from costlang.printers.data.json import to_json
+    from costlang.printers.text.report import report, training_lines
+    a = load_string(ATTENTION + "train { optimizer = sgd }\n").analyze()
+    text = report(a)
+    assert "training step\n  optimizer sgd; recompute none; no ZeRO; 1 chip(s), 1 data-parallel" in text
+    # 62914560 FLOPs over 256 tokens: 245760 FLOP per token; attention 50331648
+    assert "model FLOPs 62.91 MFLOP (245.8 kFLOP per token; attention 50.33 MFLOP)" in text
+    d = json.loads(to_json(a))["training"]
+    assert d["model_flops"] == 62914560 and d["attention_flops"] == 50331648 and d["fsdp"] is False
+    # weights 3·64²·2 = 24576 B, gradients the same, SGD: no state
+    assert d["memory_per_chip"] == {"weights": 24576, "gradients": 24576, "states": 0, "total": 49152}
+    ko = "\n".join(training_lines(a, "ko"))
+    assert "학습 스텝" in ko and "ZeRO 없음" in ko
+    forward = load_string(ATTENTION).analyze()
+    assert "training step" not in report(forward) and "training" not in json.loads(to_json(forward))
