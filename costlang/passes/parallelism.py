@@ -22,7 +22,7 @@ from costlang.ir.program import OpNode, Repeat, Tensor
 from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard"]
 
 
 def fresh(name: str, taken) -> str:
@@ -180,6 +180,14 @@ def zero_stage(program) -> int:
     return int(t.option("zero", 0)) if t is not None else 0
 
 
+def zero_shard(n, size, bindings) -> sympy.Expr:
+    """One chip's part of a flat buffer of n elements under ZeRO over `size` chips: n/size, or
+    ⌈n/size⌉ when size does not divide n (ZeRO pads its flat buffers to a multiple of N_d)."""
+    part = n / size
+    bound = part.xreplace(bindings)
+    return part if not bound.is_number or bound.is_integer else sympy.ceiling(part)
+
+
 def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
     """The collectives of a data-parallel training step over N_d = the data axis's size, G the
     gradient buffer's bytes (n·sizeof(gradients)), P the parameters' (n·sizeof(weights)):
@@ -223,7 +231,8 @@ def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
         red = collective("all_reduce", f"{training.buffer}_all_reduce", buffer, reduced, G)
     else:
         shard = name(f"{training.buffer}_shard")
-        tensors[shard] = Tensor(shard, buffer.dtype, (n / size,), "intermediate", data.span, buffer.name,
+        part = zero_shard(n, size, program.bindings)
+        tensors[shard] = Tensor(shard, buffer.dtype, (part,), "intermediate", data.span, buffer.name,
                                 partial=True)
         red = collective("reduce_scatter", f"{training.buffer}_reduce_scatter", buffer, shard, G)
         if update is not None:
@@ -233,13 +242,13 @@ def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
         # stage 3: the chip's 1/N_d of the parameters is all it holds of them; each weight is gathered
         # into place for its use (a part of that storage: its readers read the whole weight; the
         # gathered weights in flight are not counted in the footprint)
-        tensors[local] = Tensor(local, wt, (n / size,), "weight" if stage == 3 else "intermediate", data.span,
+        tensors[local] = Tensor(local, wt, (part,), "weight" if stage == 3 else "intermediate", data.span,
                                 local)
         if stage == 3:
             for k, t in list(tensors.items()):
                 if t.role == "weight" and t.storage == t.name and not t.frozen and k != local:
                     tensors[k] = dataclasses.replace(t, storage=local, partial=True)
-        P_shard = n / size * wt.size
+        P_shard = part * wt.size
         gathered = name("parameters")
         # the gathered parameters are the weights themselves, in place: no second copy
         tensors[gathered] = Tensor(gathered, wt, (n,), "intermediate", data.span, local)

@@ -35,7 +35,7 @@ from costlang.ir.kinds import same_dim
 from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
-                          insert_zero, stage_repeats, zero_stage)
+                          insert_zero, stage_repeats, zero_shard, zero_stage)
 
 __all__ = ["shard_program"]
 
@@ -80,12 +80,12 @@ class _Propagation:
         self.training = program.training
         self.data = self.parallel.get("data")
         self.deferred: set[str] = set()             # weight gradients reduced once per step, not per op
+        self.zero_split: set[str] = set()           # flat buffers ZeRO splits into ⌈n/N_d⌉ shards
         zero = zero_stage(program)
         if self.training is not None and self.data is not None:
             for t in program.tensors.values():
                 if (t.role == "state" and zero >= 1) or (t.name == self.training.buffer and zero >= 2):
-                    self.spec[t.name] = (self.data.axis,)
-                    self.explicit[t.name] = self.data.span
+                    self.zero_split.add(t.name)
 
     # --- specs of tensors, free or fixed ---------------------------------------------------
     def shape(self, t: str):
@@ -433,6 +433,10 @@ def _localize(program: Program, p: _Propagation) -> Program:
     said: set = set()
     for t in program.tensors.values():
         spec = p.spec.get(t.name) or (None,) * len(t.shape)
+        if t.name in p.zero_split:  # a ZeRO shard of a flat buffer, padded as ZeRO pads it
+            tensors[t.name] = dataclasses.replace(t, shape=(zero_shard(t.shape[0], sizes[p.data.axis],
+                                                                       program.bindings),))
+            continue
         try:
             shape = _local_shape(t, spec, sizes, program.bindings, p.explicit.get(t.name) or t.span)
         except _Undividable as e:
