@@ -67,8 +67,14 @@ def _gradient_buffer(r, gt, span) -> str:
     p.tensors[name] = Tensor(name, gt, (n,), "gradient", span, name, ())
     for _, g in p.training.weight_grads:
         t = p.tensors[g]
-        if t.storage != t.name or t.role != "gradient":
-            continue  # a weight whose gradient is another tensor itself (passed on): left as it is
+        if t.role != "gradient":
+            continue
+        if t.storage != t.name:  # a view of the gradient as its kernel wrote it (another shape)
+            root = p.tensors[t.storage]
+            if root.storage != root.name or root.role != "intermediate" or p.tensors[root.name] is t:
+                continue  # a gradient passed on from another tensor: left as it is
+            p.tensors[root.name] = dataclasses.replace(root, role="gradient", dtype=gt, storage=name,
+                                                       partial=True, repeat=t.repeat)
         p.tensors[g] = dataclasses.replace(t, dtype=gt, storage=name, partial=True)
     return name
 
