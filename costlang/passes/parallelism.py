@@ -22,7 +22,7 @@ from costlang.ir.program import OpNode, Repeat, Tensor
 from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage"]
 
 
 def fresh(name: str, taken) -> str:
@@ -56,7 +56,7 @@ def _option(spec, key, default=None):
 def stage_repeats(program, pipeline, sizes, bindings) -> dict:
     """The top-level repeats with count/p layers each (p = the pipeline axis's size)."""
     p = sizes[pipeline.axis]
-    tops = [r for r in program.repeats.values() if not r.outer]
+    tops = [r for r in program.repeats.values() if _top_level(r)]
     if not tops:
         raise SemanticError("pipeline parallelism splits a stack of repeated layers into stages, and this "
                             "program repeats nothing", pipeline.span,
@@ -73,10 +73,16 @@ def stage_repeats(program, pipeline, sizes, bindings) -> dict:
     return out
 
 
+def _top_level(r) -> bool:
+    """A repeat outside any other, a training step's micro-batch repeat (frontend.optimizer) aside:
+    the layer stack that pipeline stages split."""
+    return r.name != "micro_batches" and all(o == "micro_batches" for o in r.outer)
+
+
 def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
     """After each top-level repeat's output: the stage's `send` to the next stage."""
     m = _option(pipeline, "microbatches", sympy.Integer(1))
-    outputs = {r.name for r in program.repeats.values() if not r.outer}
+    outputs = {r.name for r in program.repeats.values() if _top_level(r)}
     out: dict = {}
     for n in nodes.values():
         if n.output not in outputs:
@@ -88,7 +94,8 @@ def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
         out[n.name] = dataclasses.replace(n, output=stage)
         name = fresh(f"{n.output}_send", taken | {stage})
         send = collective_node(program, "send", None, name, tensors[stage], n.output, pipeline.axis,
-                               sizes[pipeline.axis], pipeline.span, scope=n.scope)
+                               sizes[pipeline.axis], pipeline.span, scope=n.scope,
+                               repeat=tuple(r for r in n.repeat if r == "micro_batches"))
         # m micro-batches cross one after another: the same bytes in all, m latency terms
         c = send.comms
         out[name] = dataclasses.replace(send, comms=dataclasses.replace(c, steps=c.steps * m,
@@ -188,7 +195,33 @@ def zero_shard(n, size, bindings) -> sympy.Expr:
     return part if not bound.is_number or bound.is_integer else sympy.ceiling(part)
 
 
-def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
+def stage_share(program, repeats) -> sympy.Expr:
+    """The part of the trainable parameters one pipeline stage holds: n with the stages' repeat
+    counts over n with the whole model's (1 without a pipeline)."""
+    def n(reps):
+        return sympy.Add(*[t.numel * sympy.Mul(*[reps[r].count for r in t.repeat])
+                           for t in program.tensors.values()
+                           if t.role == "weight" and not t.frozen and t.storage == t.name])
+    whole = n(program.repeats)
+    return sympy.cancel(n(repeats) / whole) if whole != 0 else sympy.Integer(1)
+
+
+def scale_to_stage(program, nodes: dict, tensors: dict, share) -> None:
+    """A pipeline stage's gradient buffer, optimizer states and update: `share` of the whole model's."""
+    training = program.training
+    if share == 1:
+        return
+    for k, t in list(tensors.items()):
+        if (t.role == "state" or k == training.buffer) and t.storage == t.name and len(t.shape) == 1:
+            tensors[k] = dataclasses.replace(t, shape=(t.shape[0] * share,))
+    u = nodes.get(training.update)
+    if u is not None:
+        nodes[u.name] = dataclasses.replace(u, flops=u.flops * share,
+                                            reads=u.reads * share if u.reads is not None else None,
+                                            writes=u.writes * share if u.writes is not None else None)
+
+
+def insert_zero(program, nodes: dict, tensors: dict, data, sizes, share=sympy.Integer(1)) -> dict:
     """The collectives of a data-parallel training step over N_d = the data axis's size, G the
     gradient buffer's bytes (n·sizeof(gradients)), P the parameters' (n·sizeof(weights)):
     - stage 0 (plain data parallelism, DDP): one all-reduce of the buffer (G) before the update;
@@ -206,7 +239,7 @@ def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
     algorithm = _option(data, "algorithm")
     buffer = tensors[training.buffer]
     whole = program.tensors[training.buffer]            # n elements, before any split
-    n = whole.numel
+    n = whole.numel * share                             # a pipeline stage's part of them
     wt = next(t.dtype for t in tensors.values() if t.role == "weight")
     taken = set(tensors) | set(nodes)
 
@@ -223,11 +256,11 @@ def insert_zero(program, nodes: dict, tensors: dict, data, sizes) -> dict:
     before: dict = {}   # node name → collectives placed before it
     after: dict = {}
     update = training.update
-    G = whole.bytes
+    G = whole.bytes * share
     if stage == 0:
         reduced = name(f"{training.buffer}_reduced")
         # reduced in place: the result is the gradient buffer again (its storage), not a second buffer
-        tensors[reduced] = Tensor(reduced, buffer.dtype, whole.shape, "intermediate", data.span, buffer.name)
+        tensors[reduced] = Tensor(reduced, buffer.dtype, (n,), "intermediate", data.span, buffer.name)
         red = collective("all_reduce", f"{training.buffer}_all_reduce", buffer, reduced, G)
     else:
         shard = name(f"{training.buffer}_shard")

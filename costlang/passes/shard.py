@@ -35,7 +35,8 @@ from costlang.ir.kinds import same_dim
 from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
-                          insert_zero, stage_repeats, zero_shard, zero_stage)
+                          insert_zero, scale_to_stage, stage_repeats, stage_share, zero_shard,
+                          zero_stage)
 
 __all__ = ["shard_program"]
 
@@ -489,8 +490,12 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
     if pipeline is not None:
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
+    share = sympy.Integer(1)
+    if pipeline is not None and program.training is not None:  # each stage updates its own layers
+        share = stage_share(program, repeats)
+        scale_to_stage(program, nodes, tensors, share)
     if data is not None and program.training is not None:
-        nodes = insert_zero(program, nodes, tensors, data, sizes)
+        nodes = insert_zero(program, nodes, tensors, data, sizes, share)
     elif data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
     return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program)

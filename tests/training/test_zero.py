@@ -122,3 +122,34 @@ def test_the_parallel_data_gradient_dtype_is_the_training_buffers_without_one_in
     a = run("optimizer = sgd", parallel="parallel data over dp { gradients = fp32 }")
     # the buffer in fp32: 4n bytes reduced
     assert kernel(a, "gradients_all_reduce").comms.comms.message == 4 * N
+
+
+def test_pipeline_stages_update_their_own_layers_and_micro_batches_repeat_the_sends():
+    text = """
+hardware chip { peak fp16 = 1000 TFLOP/s; peak fp32 = 500 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 80 GB }; launch = 0 s }
+system pipe {
+  chip = chip
+  axis pp = 4
+  axis dp = 2
+  link InfiniBand over pp { one_way = 50 GB/s; latency = 2 us }
+  link NVLink over dp { one_way = 100 GB/s }
+}
+use system pipe
+block layer(x: fp16[b, d]) {
+    weight W: fp16[d, d]
+    return x @ W
+}
+parallel data over dp
+parallel pipeline over pp { microbatches = 4 }
+input x: fp16[64, 1024]
+output y = repeat(8) layer(x)
+train { optimizer = adamw; master = fp32; zero = 1; micro_batches = 2 }
+"""
+    a = load_string(text).analyze()
+    stage = 2 * 1024 * 1024                      # 8 layers over 4 stages: 2 layers' weights each
+    # resident: weights 2·stage + gradients 2·stage + states 12·stage/2 (ZeRO-1 over dp = 2)
+    assert a.value(a.footprint.resident) == 4 * stage + 6 * stage
+    assert a.value(kernel(a, "optimizer.update").flops) == 14 * stage // 2
+    assert kernel(a, "gradients_reduce_scatter").comms.comms.message == 2 * stage
+    # 2 micro-batches × 2 layers per stage; the stage's send once per micro-batch
+    assert kernel(a, "y").count == 4 and kernel(a, "y_send").count == 2

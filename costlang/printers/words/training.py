@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from costlang.printers.words.korean import fill
 
-__all__ = ["TRAINING", "training_words", "zero_name"]
+__all__ = ["TRAINING", "training_words", "zero_name", "zero_collectives"]
 
 TRAINING = {
     "en": {
@@ -22,6 +22,11 @@ TRAINING = {
         "time": "  step time ≥ {lower} (overlapped), ≤ {upper} (serial); ≤ {tps} tokens/s",
         "mfu": "  MFU ≤ {mfu}, HFU ≤ {hfu} (at the overlapped bound; peak {dtype} {peak} per chip)",
         "memory": "  per chip: weights {weights} + gradients {gradients} + optimizer states {states} = {total}",
+        "collectives": {0: "the gradient buffer all-reduced once per step, before the update",
+                        1: "the gradients reduce-scattered before the update, the updated parameters all-gathered",
+                        2: "the gradients reduce-scattered before the update, the updated parameters all-gathered",
+                        3: "the parameters all-gathered before the forward and before the backward, the "
+                           "gradients reduce-scattered before the update"},
     },
     "ko": {
         "title": "학습 스텝",
@@ -35,12 +40,20 @@ TRAINING = {
         "time": "  스텝 시간 ≥ {lower} (완전 중첩), ≤ {upper} (직렬); 초당 토큰 ≤ {tps}",
         "mfu": "  MFU ≤ {mfu}, HFU ≤ {hfu} (중첩 하한 기준; 칩당 {dtype} 피크 {peak})",
         "memory": "  칩당: 가중치 {weights} + 그래디언트 {gradients} + 옵티마이저 상태 {states} = {total}",
+        "collectives": {0: "그래디언트 버퍼를 스텝마다 한 번, 갱신 전에 all-reduce",
+                        1: "갱신 전에 그래디언트를 reduce-scatter, 갱신된 파라미터를 all-gather",
+                        2: "갱신 전에 그래디언트를 reduce-scatter, 갱신된 파라미터를 all-gather",
+                        3: "순전파 전과 역전파 전에 파라미터를 all-gather, 갱신 전에 그래디언트를 reduce-scatter"},
     },
 }
 
 
 def zero_name(stage: int, lang: str = "en") -> str:
     return TRAINING[lang]["zero"][stage]
+
+
+def zero_collectives(stage: int, lang: str = "en") -> str:
+    return TRAINING[lang]["collectives"][stage]
 
 
 def training_words(f: dict, lang: str = "en") -> list[str]:
