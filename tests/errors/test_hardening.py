@@ -526,7 +526,7 @@ def test_a_number_to_a_power_with_a_huge_coefficient_is_refused_not_a_memory_err
     for args in (("run",), ("compare", "t.cost", "--scenario", "x: T=2")):
         status, out, err = cli(text, *args, *(() if "t.cost" in args else ("t.cost",)))
         assert status == 2, err
-        assert "llm.cost:146:36: error: '(1 - top_k / experts) ^ (b * s)' is too large to compute exactly" in err
+        assert "llm.cost:159:36: error: '(1 - top_k / experts) ^ (b * s)' is too large to compute exactly" in err
 
 
 def test_a_number_to_a_symbolic_power_at_the_limit_still_works(cli):
