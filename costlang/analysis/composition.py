@@ -80,6 +80,8 @@ def _figures(kernels, weights, caches, divide=sympy.Integer(1)) -> Figures:
 def repeats(a) -> tuple[RepeatResult, ...]:
     out = []
     for rep in a.program.repeats.values():
+        if rep.name not in a.program.instances:
+            continue  # a training step's micro-batch repeat (frontend.optimizer): not a block's
         ks = instance_kernels(a, rep.name)
         per = _figures(ks, weight_bytes(a, rep.name, per_iteration=True),
                        weight_bytes(a, rep.name, per_iteration=True, roles=("cache",)),

@@ -56,7 +56,7 @@ class TensorType:
 
 @dataclass(frozen=True)
 class TensorDecl:
-    role: str  # "input", "weight" or "cache"
+    role: str  # "input", "weight", "cache" or "state" (an optimizer's)
     name: str
     type: TensorType
     span: Span

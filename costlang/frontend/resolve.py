@@ -141,6 +141,13 @@ def _derive_backward(r) -> None:
         return
     r.program.training = dataclasses.replace(r.program.training, weight_grads=tuple(grads.items()),
                                                  forward_nodes=forward)
+    from costlang.frontend.optimizer import finish_training
+    try:
+        finish_training(r)
+    except ErrorGroup as g:
+        r.errors.extend(g.errors)
+    except CostlangError as e:
+        r.errors.append(e)
 
 
 def _with_settings(e: CostlangError, text: str) -> CostlangError:

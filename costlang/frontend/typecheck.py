@@ -15,7 +15,7 @@ from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, INTENSITY, SECOND
 from costlang.frontend import ast
 
-__all__ = ["RESULT_UNITS", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "STATIC_FUNCTIONS", "check_expression",
+__all__ = ["RESULT_UNITS", "TRAINING_FUNCTIONS", "TRAINING_ARGS", "training_args", "KERNEL_FUNCTIONS", "HARDWARE_FUNCTIONS", "STATIC_FUNCTIONS", "check_expression",
            "fusion_mode_arg", "static_call", "ProgramNames"]
 
 #: functions usable anywhere: their value is known before any cost is computed
@@ -48,7 +48,16 @@ PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
                      # the whole model's parameters, each once however the chips split or replicate it
                      "parameters_system": DIMENSIONLESS, "t_overlap": SECOND, "t_serial": SECOND,
                      "bubble": DIMENSIONLESS}  # a pipeline's idle fraction (p − 1)/(m + p − 1)
-RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS}
+#: a training step's figures (analysis.training), each with the units of its optional arguments
+TRAINING_FUNCTIONS = {"model_flops": FLOP, "hardware_flops": FLOP, "attention_flops": FLOP,
+                      "optimizer_flops": FLOP, "tokens_per_step": DIMENSIONLESS, "step_time": SECOND,
+                      "tokens_per_second": DIMENSIONLESS / SECOND, "mfu": DIMENSIONLESS, "hfu": DIMENSIONLESS,
+                      "time_to_train": SECOND, "gpu_hours": DIMENSIONLESS, "training_memory": BYTE}
+#: the arguments each takes: (required units, optional units)
+TRAINING_ARGS = {"mfu": ((), (SECOND,)), "hfu": ((), (SECOND,)), "tokens_per_second": ((), (SECOND,)),
+                 "time_to_train": ((DIMENSIONLESS,), (FLOP_PER_S,)), "gpu_hours": ((DIMENSIONLESS,), (FLOP_PER_S,))}
+RESULT_UNITS = {**KERNEL_FUNCTIONS, **HARDWARE_FUNCTIONS, **PROGRAM_FUNCTIONS, **LEVEL_FUNCTIONS,
+                **TRAINING_FUNCTIONS}
 
 
 def fusion_mode_arg(node: ast.Call) -> ast.Expr:
@@ -136,6 +145,8 @@ class _CheckScope(NameScope):
             self.hardware_args(node)
         elif f in LEVEL_FUNCTIONS:
             self.level_args(node)
+        elif f in TRAINING_FUNCTIONS:
+            training_args(node, lambda e: evaluate(e, self))
         return Value(self.placeholder(node), RESULT_UNITS[f])
 
     def placeholder(self, node: ast.Call) -> sympy.Dummy:
@@ -189,6 +200,27 @@ class _CheckScope(NameScope):
             raise self.r.unknown(node.args[1], "memory level", sorted(self._levels()))
 
 
+def training_args(node, value) -> list:
+    """The values of a training figure's arguments (`value` evaluates one), checked against
+    TRAINING_ARGS: `time_to_train(2e12)`, `time_to_train(300e9, 140 TFLOP/s)`, `mfu(1.5 s)`."""
+    required, optional = TRAINING_ARGS.get(node.func, ((), ()))
+    units = required + optional
+    if not len(required) <= len(node.args) <= len(units):
+        words = {(): "no arguments", ((), (SECOND,)): "no argument, or a step time (a measured one)",
+                 ((DIMENSIONLESS,), (FLOP_PER_S,)): "a number of tokens and, optionally, the FLOP/s each chip "
+                                                    "achieves"}
+        raise SemanticError(f"{node.func}() takes {words.get((required, optional), 'other arguments')}",
+                            node.span, "e.g. `time_to_train(2e12)` or `time_to_train(300e9, 140 TFLOP/s)`"
+                            if required else None)
+    out = []
+    for arg, unit in zip(node.args, units):
+        v = value(arg)
+        if v.unit.dimensions != unit.dimensions:
+            raise SemanticError(f"this argument of {node.func}() is in {v.unit}, not {unit}", arg.span)
+        out.append(v)
+    return out
+
+
 def _first_only(node: ast.Call) -> ast.Call:
     return ast.Call(node.func, node.args[:1], node.span, node.func_span)
 
@@ -200,7 +232,8 @@ def _inserted(p, name: str) -> bool:
     a training step's `gradients_all_reduce`."""
     if not (p.shardings or p.parallels):
         return False
-    if name == "gradients_all_reduce":
+    if name in ("gradients_all_reduce", "gradients_reduce_scatter", "parameters_all_gather",
+                "parameters_all_gather_forward", "parameters_all_gather_backward"):
         return any(s.kind == "data" for s in p.parallels)
     for suffix in ("_all_reduce", "_send", "_dispatch", "_combine"):
         if name.endswith(suffix) and name[:-len(suffix)] in set(p.tensors) | set(p.nodes):

@@ -25,9 +25,10 @@ __all__ = ["Overrides", "Origin", "Value", "SymbolDef", "Dtype", "OpSpec", "Tens
            "Measurement", "Program", "Training", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
 
 FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
-ROLES = ("input", "weight", "cache", "gradient", "intermediate", "output")
+ROLES = ("input", "weight", "cache", "gradient", "state", "intermediate", "output")
 #: roles whose tensors stay in memory for the whole program (counted × their repeat count)
-RESIDENT_ROLES = ("weight", "cache", "gradient")  # gradient: a training step's gradient buffer
+RESIDENT_ROLES = ("weight", "cache", "gradient", "state")  # gradient: a training step's gradient buffer;
+#: state: an optimizer's states and master weights (stdlib/train.cost)
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,10 @@ class Training:
     weight_grads: tuple[tuple[str, str], ...] = ()
     #: the forward's nodes (the program's nodes before the backward's), in order
     forward_nodes: tuple[str, ...] = ()
+    #: the flat gradient buffer every weight's gradient is a part of (frontend.optimizer)
+    buffer: Optional[str] = None
+    #: the optimizer's update kernel (its node), None without an optimizer
+    update: Optional[str] = None
 
     def option(self, key: str, default=None):
         return dict(self.options).get(key, default)

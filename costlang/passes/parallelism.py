@@ -22,7 +22,7 @@ from costlang.ir.program import OpNode, Repeat, Tensor
 from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage"]
 
 
 def fresh(name: str, taken) -> str:
@@ -56,7 +56,7 @@ def _option(spec, key, default=None):
 def stage_repeats(program, pipeline, sizes, bindings) -> dict:
     """The top-level repeats with count/p layers each (p = the pipeline axis's size)."""
     p = sizes[pipeline.axis]
-    tops = [r for r in program.repeats.values() if not r.outer]
+    tops = [r for r in program.repeats.values() if _top_level(r)]
     if not tops:
         raise SemanticError("pipeline parallelism splits a stack of repeated layers into stages, and this "
                             "program repeats nothing", pipeline.span,
@@ -73,10 +73,16 @@ def stage_repeats(program, pipeline, sizes, bindings) -> dict:
     return out
 
 
+def _top_level(r) -> bool:
+    """A repeat outside any other, a training step's micro-batch repeat (frontend.optimizer) aside:
+    the layer stack that pipeline stages split."""
+    return r.name != "micro_batches" and all(o == "micro_batches" for o in r.outer)
+
+
 def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
     """After each top-level repeat's output: the stage's `send` to the next stage."""
     m = _option(pipeline, "microbatches", sympy.Integer(1))
-    outputs = {r.name for r in program.repeats.values() if not r.outer}
+    outputs = {r.name for r in program.repeats.values() if _top_level(r)}
     out: dict = {}
     for n in nodes.values():
         if n.output not in outputs:
@@ -88,7 +94,8 @@ def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
         out[n.name] = dataclasses.replace(n, output=stage)
         name = fresh(f"{n.output}_send", taken | {stage})
         send = collective_node(program, "send", None, name, tensors[stage], n.output, pipeline.axis,
-                               sizes[pipeline.axis], pipeline.span, scope=n.scope)
+                               sizes[pipeline.axis], pipeline.span, scope=n.scope,
+                               repeat=tuple(r for r in n.repeat if r == "micro_batches"))
         # m micro-batches cross one after another: the same bytes in all, m latency terms
         c = send.comms
         out[name] = dataclasses.replace(send, comms=dataclasses.replace(c, steps=c.steps * m,
@@ -170,3 +177,139 @@ def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes,
     # no FLOPs: its "math" dtype is the model's (one the chip states a peak for), not the gradients'
     math = next(t.dtype for t in tensors.values() if t.role == "weight")
     nodes[name] = dataclasses.replace(node, math_dtype=math)
+
+
+# --- ZeRO: a training step's gradient reduction and parameter gathers ----------------------------
+
+def zero_stage(program) -> int:
+    """The training step's ZeRO stage (`train { zero = k }`; 0 without ZeRO or without training)."""
+    t = program.training
+    return int(t.option("zero", 0)) if t is not None else 0
+
+
+def zero_shard(n, size, bindings) -> sympy.Expr:
+    """One chip's part of a flat buffer of n elements under ZeRO over `size` chips: n/size, or
+    ⌈n/size⌉ when size does not divide n (ZeRO pads its flat buffers to a multiple of N_d)."""
+    part = n / size
+    bound = part.xreplace(bindings)
+    return part if not bound.is_number or bound.is_integer else sympy.ceiling(part)
+
+
+def stage_share(program, repeats) -> sympy.Expr:
+    """The part of the trainable parameters one pipeline stage holds: n with the stages' repeat
+    counts over n with the whole model's (1 without a pipeline)."""
+    def n(reps):
+        return sympy.Add(*[t.numel * sympy.Mul(*[reps[r].count for r in t.repeat])
+                           for t in program.tensors.values()
+                           if t.role == "weight" and not t.frozen and t.storage == t.name])
+    whole = n(program.repeats)
+    return sympy.cancel(n(repeats) / whole) if whole != 0 else sympy.Integer(1)
+
+
+def scale_to_stage(program, nodes: dict, tensors: dict, share) -> None:
+    """A pipeline stage's gradient buffer, optimizer states and update: `share` of the whole model's."""
+    training = program.training
+    if share == 1:
+        return
+    for k, t in list(tensors.items()):
+        if (t.role == "state" or k == training.buffer) and t.storage == t.name and len(t.shape) == 1:
+            tensors[k] = dataclasses.replace(t, shape=(t.shape[0] * share,))
+    u = nodes.get(training.update)
+    if u is not None:
+        nodes[u.name] = dataclasses.replace(u, flops=u.flops * share,
+                                            reads=u.reads * share if u.reads is not None else None,
+                                            writes=u.writes * share if u.writes is not None else None)
+
+
+def insert_zero(program, nodes: dict, tensors: dict, data, sizes, share=sympy.Integer(1)) -> dict:
+    """The collectives of a data-parallel training step over N_d = the data axis's size, G the
+    gradient buffer's bytes (n·sizeof(gradients)), P the parameters' (n·sizeof(weights)):
+    - stage 0 (plain data parallelism, DDP): one all-reduce of the buffer (G) before the update;
+    - stage 1 (optimizer states sharded) and 2 (gradients too): a reduce-scatter of the buffer (G)
+      before the update, which then runs on the chip's 1/N_d of the parameters, and an all-gather
+      of the updated parameters (each chip sends its P/N_d) after it;
+    - stage 3 (parameters too; FSDP): the reduce-scatter and the update as in stage 2, and the
+      parameters all-gathered before the forward and again before the backward, not after the update.
+    The sharded tensors themselves (states from stage 1, the gradient buffer from stage 2) get their
+    1/N_d shapes in passes.shard. The collectives are placed in the step's order: gathers before the
+    first forward and the first backward node, the reduction before the optimizer's update."""
+    training = program.training
+    stage = zero_stage(program)
+    axis, size = data.axis, sizes[data.axis]
+    algorithm = _option(data, "algorithm")
+    buffer = tensors[training.buffer]
+    whole = program.tensors[training.buffer]            # n elements, before any split
+    n = whole.numel * share                             # a pipeline stage's part of them
+    wt = next(t.dtype for t in tensors.values() if t.role == "weight")
+    taken = set(tensors) | set(nodes)
+
+    def name(base):
+        out = fresh(base, taken)
+        taken.add(out)
+        return out
+
+    def collective(op, label, source, out, message, repeat=()):
+        node = collective_node(program, op, algorithm if op == "all_reduce" else None, name(label), source, out,
+                               axis, size, data.span, repeat=repeat, message=message)
+        return dataclasses.replace(node, math_dtype=wt)   # no FLOPs: the model's dtype, one with a peak
+
+    before: dict = {}   # node name → collectives placed before it
+    after: dict = {}
+    update = training.update
+    G = whole.bytes * share
+    if stage == 0:
+        reduced = name(f"{training.buffer}_reduced")
+        # reduced in place: the result is the gradient buffer again (its storage), not a second buffer
+        tensors[reduced] = Tensor(reduced, buffer.dtype, (n,), "intermediate", data.span, buffer.name)
+        red = collective("all_reduce", f"{training.buffer}_all_reduce", buffer, reduced, G)
+    else:
+        shard = name(f"{training.buffer}_shard")
+        part = zero_shard(n, size, program.bindings)
+        tensors[shard] = Tensor(shard, buffer.dtype, (part,), "intermediate", data.span, buffer.name,
+                                partial=True)
+        red = collective("reduce_scatter", f"{training.buffer}_reduce_scatter", buffer, shard, G)
+        if update is not None:
+            u = nodes[update]
+            nodes[update] = dataclasses.replace(u, inputs=(shard,) + u.inputs[1:])
+        local = name("parameters_shard")
+        # stage 3: the chip's 1/N_d of the parameters is all it holds of them; each weight is gathered
+        # into place for its use (a part of that storage: its readers read the whole weight; the
+        # gathered weights in flight are not counted in the footprint)
+        tensors[local] = Tensor(local, wt, (part,), "weight" if stage == 3 else "intermediate", data.span,
+                                local)
+        if stage == 3:
+            for k, t in list(tensors.items()):
+                if t.role == "weight" and t.storage == t.name and not t.frozen and k != local:
+                    tensors[k] = dataclasses.replace(t, storage=local, partial=True)
+        P_shard = part * wt.size
+        gathered = name("parameters")
+        # the gathered parameters are the weights themselves, in place: no second copy
+        tensors[gathered] = Tensor(gathered, wt, (n,), "intermediate", data.span, local)
+        if stage in (1, 2):
+            after.setdefault(update, []).append(
+                collective("all_gather", "parameters_all_gather", tensors[local], gathered, P_shard))
+        else:
+            micro = tuple(r for r in ("micro_batches",) if r in program.repeats)
+            forward = [k for k in nodes if k in set(training.forward_nodes)]
+            backward = [k for k in nodes if k not in set(training.forward_nodes) and nodes[k].kind != "collective"
+                        and k != update and nodes[k].scope != "optimizer"]
+            if forward:
+                before.setdefault(forward[0], []).append(collective(
+                    "all_gather", "parameters_all_gather_forward", tensors[local], gathered, P_shard, micro))
+            if backward:
+                again = name("parameters_backward")
+                tensors[again] = Tensor(again, wt, (n,), "intermediate", data.span, local)
+                before.setdefault(backward[0], []).append(collective(
+                    "all_gather", "parameters_all_gather_backward", tensors[local], again, P_shard, micro))
+    if update is not None:
+        before.setdefault(update, []).insert(0, red)
+    out: dict = {}
+    for k, node in nodes.items():
+        for c in before.get(k, []):
+            out[c.name] = c
+        out[k] = node
+        for c in after.get(k, []):
+            out[c.name] = c
+    if update is None:  # no optimizer: the reduction ends the step
+        out[red.name] = red
+    return out

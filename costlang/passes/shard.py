@@ -35,7 +35,8 @@ from costlang.ir.kinds import same_dim
 from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
-                          stage_repeats)
+                          insert_zero, scale_to_stage, stage_repeats, stage_share, zero_shard,
+                          zero_stage)
 
 __all__ = ["shard_program"]
 
@@ -76,6 +77,16 @@ class _Propagation:
                 if t.role == "input" and t.name not in self.spec and t.shape:
                     self.spec[t.name] = (split.axis,) + (None,) * (len(t.shape) - 1)
                     self.explicit[t.name] = split.span
+        # a training step under data parallelism (ZeRO, passes.parallelism.insert_zero)
+        self.training = program.training
+        self.data = self.parallel.get("data")
+        self.deferred: set[str] = set()             # weight gradients reduced once per step, not per op
+        self.zero_split: set[str] = set()           # flat buffers ZeRO splits into ⌈n/N_d⌉ shards
+        zero = zero_stage(program)
+        if self.training is not None and self.data is not None:
+            for t in program.tensors.values():
+                if (t.role == "state" and zero >= 1) or (t.name == self.training.buffer and zero >= 2):
+                    self.zero_split.add(t.name)
 
     # --- specs of tensors, free or fixed ---------------------------------------------------
     def shape(self, t: str):
@@ -110,6 +121,12 @@ class _Propagation:
     def node(self, n: OpNode) -> None:
         handler = getattr(self, "_" + n.kind, None)
         out = handler(n) if handler else self._whole(n)
+        if self._weight_gradient(n) and self.partial.get(n.name) == self.data.axis:
+            # a weight's gradient summed over the chip's part of the batch: the data-parallel sum is
+            # the step's one gradient reduction (all-reduce, or reduce-scatter under ZeRO), not a
+            # collective after this op
+            del self.partial[n.name]
+            self.deferred.add(n.name)
         if n.output and out is not None:
             self.spec[n.output] = tuple(out)
             _check_distinct(out, self.partial.get(n.name), n)
@@ -232,6 +249,12 @@ class _Propagation:
         if ka is not None:
             self.partial[n.name] = ka
         return tuple(batch) + (sa[-2], sb[-1])
+
+    def _weight_gradient(self, n: OpNode) -> bool:
+        """Whether n writes a part of a training step's gradient buffer (a weight's gradient)."""
+        if self.training is None or self.data is None or not n.output or self.training.buffer is None:
+            return False
+        return self.program.tensors[n.output].storage == self.training.buffer
 
     def _free_rhs(self, a, b, sa, tensor, n) -> Spec:
         """The split of a free right operand: column- or row-parallel under `parallel tensor`,
@@ -411,6 +434,10 @@ def _localize(program: Program, p: _Propagation) -> Program:
     said: set = set()
     for t in program.tensors.values():
         spec = p.spec.get(t.name) or (None,) * len(t.shape)
+        if t.name in p.zero_split:  # a ZeRO shard of a flat buffer, padded as ZeRO pads it
+            tensors[t.name] = dataclasses.replace(t, shape=(zero_shard(t.shape[0], sizes[p.data.axis],
+                                                                       program.bindings),))
+            continue
         try:
             shape = _local_shape(t, spec, sizes, program.bindings, p.explicit.get(t.name) or t.span)
         except _Undividable as e:
@@ -429,7 +456,13 @@ def _localize(program: Program, p: _Propagation) -> Program:
         split = _work_axes(n, p, spec)
         flops = n.flops / sympy.Mul(*[sizes[a] for a in split]) if split else n.flops
         node = dataclasses.replace(n, flops=flops)
-        if n.name in p.batch_split:  # a custom kernel's stated figures are the whole batch's
+        if program.training is not None and n.name == program.training.update and p.data is not None:
+            # the optimizer: under ZeRO (stage ≥ 1) each chip updates its 1/N_d of the parameters
+            if zero_stage(program) >= 1:
+                size = sizes[p.data.axis]
+                node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
+                                           writes=_share(n.writes, size))
+        elif n.name in p.batch_split:  # a custom kernel's stated figures are the whole batch's
             size = sizes[p.batch_split[n.name]]
             node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
                                        writes=_share(n.writes, size))
@@ -457,7 +490,13 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
     if pipeline is not None:
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
-    if data is not None and dict(data.options).get("gradients") is not None:
+    share = sympy.Integer(1)
+    if pipeline is not None and program.training is not None:  # each stage updates its own layers
+        share = stage_share(program, repeats)
+        scale_to_stage(program, nodes, tensors, share)
+    if data is not None and program.training is not None:
+        nodes = insert_zero(program, nodes, tensors, data, sizes, share)
+    elif data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
     return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program)
 
@@ -472,7 +511,8 @@ def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
         return set()
     if n.kind in ("reduce", "rowwise"):
         return {a for a in p.spec.get(n.inputs[0], ()) if a}
-    return {a for a in (spec or ()) if a} | ({p.partial[n.name]} if n.name in p.partial else set())
+    return ({a for a in (spec or ()) if a} | ({p.partial[n.name]} if n.name in p.partial else set())
+            | ({p.data.axis} if n.name in p.deferred else set()))
 
 
 def _local_shape(t: Tensor, spec, sizes, bindings, span):

@@ -19,7 +19,8 @@ from costlang.ir.statements import Query
 from costlang.frontend.expr import evaluate
 from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
-from costlang.frontend.typecheck import KERNEL_FUNCTIONS, STATIC_FUNCTIONS, ProgramNames, static_call
+from costlang.frontend.typecheck import (KERNEL_FUNCTIONS, STATIC_FUNCTIONS, TRAINING_FUNCTIONS, ProgramNames,
+                                        static_call, training_args)
 from costlang.analysis.roofline import KernelResult, analyze_roofline
 from costlang.analysis.verdict import Verdict
 
@@ -44,10 +45,11 @@ class QueryResult:
 
 
 #: figures of the per-chip program that count one chip's share (on a sharded program)
-PER_CHIP = frozenset({"parameters", "weight_bytes", "cache_bytes", "saved_bytes", "footprint", "flops", "bytes",
+PER_CHIP = frozenset({"training_memory", "parameters", "weight_bytes", "cache_bytes", "saved_bytes", "footprint", "flops", "bytes",
                       "bytes_read", "bytes_written", "algorithmic_bytes", "comms_bytes"})
 #: figures of the whole system
-PER_SYSTEM = frozenset({"footprint_system", "chips", "parameters_system"})
+PER_SYSTEM = frozenset({"footprint_system", "chips", "parameters_system", "model_flops", "hardware_flops",
+                        "attention_flops", "optimizer_flops", "tokens_per_step"})
 
 
 def _per(program, expr) -> Optional[str]:
@@ -214,7 +216,27 @@ class _QueryScope:
         if f == "bound":
             raise SemanticError("bound() gives a verdict, not a number; query it on its own",
                                 node.span, "write `query bound(C)`")
+        if f in TRAINING_FUNCTIONS:
+            return self._training(node)
         return self._program_figure(node)
+
+    def _training(self, node: Call) -> Value:
+        """A training step's figure (analysis.training)."""
+        from costlang.analysis.training import training_figures
+        f = node.func
+        args = [v.expr for v in training_args(node, lambda e: evaluate(e, self))]
+        t = training_figures(self.a)
+        if t is None:
+            raise SemanticError(f"{f}() is a training step's figure, and this program is not one", node.span,
+                                "add `train { ... }` (or run it with --train)")
+        value = {"model_flops": lambda: t.model_flops, "hardware_flops": lambda: t.hardware_flops,
+                 "attention_flops": lambda: t.attention_flops, "optimizer_flops": lambda: t.optimizer_flops,
+                 "tokens_per_step": lambda: t.tokens, "step_time": lambda: t.step_lower,
+                 "tokens_per_second": lambda: t.tokens_per_second(*args), "mfu": lambda: t.mfu(*args),
+                 "hfu": lambda: t.hfu(*args), "time_to_train": lambda: t.time_to_train(*args),
+                 "gpu_hours": lambda: t.chips * t.time_to_train(*args) / 3600,
+                 "training_memory": lambda: t.memory}[f]()
+        return Value(value, TRAINING_FUNCTIONS[f])
 
     def _weight_bytes(self, node: Call, parameters: bool = False, roles=("weight",)) -> sympy.Expr:
         """Weights (`roles=("cache",)`: caches) of the program, of a block instance or repeat, or

@@ -263,7 +263,7 @@ CATALOGUE = [
     ('missing stdlib module',
      H + 'import nosuchmodule\n',
      "t.cost:2:1: error: cannot import 'nosuchmodule': the stdlib has no module of that name",
-     'stdlib modules: amd, collectives, deepseek_v3, dtypes, google, gpt2_medium, hardware, intel, llama2_13b, llama2_70b, llama2_7b, llama3_70b, llama3_8b, llm, mixtral_8x7b, nvidia, ops, prelude, systems, tinyllama_1b; to import a file, quote its path: import "nosuchmodule.cost"'),
+     'stdlib modules: amd, collectives, deepseek_v3, dtypes, google, gpt2_medium, hardware, intel, llama2_13b, llama2_70b, llama2_7b, llama3_70b, llama3_8b, llm, mixtral_8x7b, nvidia, ops, prelude, systems, tinyllama_1b, train; to import a file, quote its path: import "nosuchmodule.cost"'),
     ('python file imported',
      H + 'import "module.py"\n',
      't.cost:2:1: error: cannot import "module.py": only .cost files can be imported',

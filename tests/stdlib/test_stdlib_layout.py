@@ -13,7 +13,7 @@ def test_the_folders_hold_what_their_names_say():
     root = _resources.stdlib_dir()
     assert {p.stem for p in (root / "hardware").glob("*.cost")} == {"nvidia", "amd", "google", "intel", "systems"}
     assert {"llama3_70b", "llama3_8b", "mixtral_8x7b", "deepseek_v3"} <= {p.stem for p in (root / "models").glob("*.cost")}
-    assert {"prelude", "dtypes", "ops", "collectives", "llm", "hardware"} == {p.stem for p in root.glob("*.cost")}
+    assert {"prelude", "dtypes", "ops", "collectives", "llm", "hardware", "train"} == {p.stem for p in root.glob("*.cost")}
 
 
 def test_import_finds_a_model_of_the_zoo_and_a_vendor_module():

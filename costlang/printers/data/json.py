@@ -112,7 +112,28 @@ def to_dict(a) -> dict:
         **_composition(a),
         **_whatif(a),
         **_system(a),
+        **_training(a),
     }
+
+
+def _training(a) -> dict:
+    """A training step's figures (analysis.training), present when the program is one."""
+    from costlang.analysis.training import training_figures
+    t = training_figures(a)
+    if t is None:
+        return {}
+    v = lambda e: number(a.value(e))  # noqa: E731
+    return {"training": {
+        "optimizer": t.optimizer, "recompute": t.recompute, "zero": t.zero, "fsdp": t.zero == 3,
+        "chips": v(t.chips), "data_parallel": v(t.data_chips), "tokens_per_step": v(t.tokens),
+        "model_flops": v(t.model_flops), "hardware_flops": v(t.hardware_flops),
+        "attention_flops": v(t.attention_flops), "optimizer_flops": v(t.optimizer_flops),
+        "model_flops_per_token": v(t.model_flops / t.tokens),
+        "step_time": {"overlapped": v(t.step_lower), "serial": v(t.step_upper)},
+        "tokens_per_second": v(t.tokens_per_second()), "mfu": v(t.mfu()), "hfu": v(t.hfu()),
+        "peak": {"dtype": t.peak_dtype, "flops": v(t.peak)},
+        "memory_per_chip": {"weights": v(t.weights), "gradients": v(t.gradients), "states": v(t.states),
+                            "total": v(t.memory)}}}
 
 
 def _composition(a) -> dict:

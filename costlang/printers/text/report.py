@@ -22,6 +22,34 @@ CONVENTIONS = (
 )
 
 
+def training_lines(a, lang: str = "en") -> list[str]:
+    """The training section (analysis.training): nothing for a program that is not a training step."""
+    from costlang.analysis.training import training_figures
+    from costlang.printers.words.training import TRAINING, training_words, zero_name
+    t = training_figures(a)
+    if t is None:
+        return []
+    v = a.value
+    tokens = v(t.tokens)
+    f = {"optimizer": t.optimizer or TRAINING[lang]["no_optimizer"], "recompute": t.recompute,
+         "zero": zero_name(t.zero, lang), "chips": count_text(v(t.chips)), "data": count_text(v(t.data_chips)),
+         "tokens": count_text(tokens), "model": human(v(t.model_flops), FLOP),
+         "per_token": human(v(t.model_flops / t.tokens), FLOP), "attention": human(v(t.attention_flops), FLOP),
+         "hardware": human(v(t.hardware_flops), FLOP), "optimizer_flops": human(v(t.optimizer_flops), FLOP),
+         "lower": human(v(t.step_lower), SECOND), "upper": human(v(t.step_upper), SECOND),
+         "tps": _rate(v(t.tokens_per_second())), "mfu": percent(v(t.mfu())), "hfu": percent(v(t.hfu())),
+         "dtype": t.peak_dtype, "peak": human(v(t.peak), FLOP_PER_S), "weights": human(v(t.weights), BYTE),
+         "gradients": human(v(t.gradients), BYTE), "states": human(v(t.states), BYTE),
+         "total": human(v(t.memory), BYTE)}
+    return training_words(f, lang)
+
+
+def _rate(e) -> str:
+    """A count per second, SI-prefixed (1.017 M); exact or symbolic as such."""
+    from costlang.printers.numbers import _SI, _prefixed
+    return _prefixed(float(e), _SI, "").strip() if e.is_number and e.is_finite else exact_or_approx(e)
+
+
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
@@ -77,6 +105,7 @@ def report(a, comparison=None, instances: bool = False) -> str:
     lines += _comparison(a, comparison) if comparison is not None else []
     from costlang.printers.text.system import system_lines
     lines += system_lines(a)
+    lines += training_lines(a)
     lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
     if a.solves or a.comparisons:  # printers/whatif.py imports the solver: only when there are some
         from costlang.printers.text.whatif import whatif_lines

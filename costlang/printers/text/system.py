@@ -105,12 +105,17 @@ def _parallel_lines(a) -> list[str]:
         size = exact_or_approx(v(program.system.axis(s.axis).size))
         text = words.get(s.kind, "")
         options = dict(s.options)
-        if s.kind == "data" and options.get("gradients") is not None:
+        if s.kind == "data" and program.training is not None:
+            from costlang.passes.parallelism import zero_stage
+            from costlang.printers.words.training import zero_name, zero_collectives
+            stage = zero_stage(program)
+            text += f"; a training step, {zero_name(stage)}: {zero_collectives(stage)}"
+        elif s.kind == "data" and options.get("gradients") is not None:
             text += f"; a training step: the gradients ({options['gradients'].name}) all-reduced once per step"
         if s.kind == "pipeline":
             m = options.get("microbatches", 1)
             layers = ", ".join(f"{r.name} {exact_or_approx(v(r.count))} layers" for r in program.repeats.values()
-                               if not r.outer)
+                               if r.name != "micro_batches" and all(o == "micro_batches" for o in r.outer))
             bubble = bubble_fraction(program)
             text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches, a send of "
                     f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))}"
