@@ -13,8 +13,8 @@ Definitions (stated in docs/training.md):
   PaLM's 6·N + the attention term (Chowdhery et al. 2022, App. B) is its matmuls' share.
 - attention FLOPs: the matmuls of two activations (no weight among their operands, and not a
   weight's gradient): QKᵀ and P·V, and in the backward their four gradients.
-- hardware FLOPs: model FLOPs + recomputation. The nodes a recomputation policy adds carry the
-  option `recompute`; with `recompute = full` and no such node the forward of every repeated body
+- hardware FLOPs: model FLOPs + recomputation. The nodes a recomputation policy adds are marked
+  `recompute` (OpNode.recompute); with `recompute = full` and no such node the forward of every repeated body
   (the checkpointed layers) is counted once more, Megatron-LM's 8·P FLOPs per token.
 - step time: the overlapped lower bound (launch + max(ΣT_compute, ΣT_memory, ΣT_comms)) and the
   serial upper bound (their sum), as t_overlap() and t_serial().
@@ -82,7 +82,8 @@ def _count(program, repeat) -> sympy.Expr:
 
 
 def _is_recompute(n) -> bool:
-    return n.option("recompute") is not None
+    """A node a recomputation policy added (frontend.backward marks its copies `recompute`)."""
+    return bool(getattr(n, "recompute", False)) or n.option("recompute") is not None
 
 
 def _tokens(program, training) -> sympy.Expr:
