@@ -24,9 +24,16 @@ def add_parsers(sub) -> list:
     run.add_argument("--train", nargs="?", const="", metavar="SETTINGS",
                      help="analyse one training step of the file's forward (as if it ended with "
                           "`train { SETTINGS }`, e.g. --train \"optimizer = adamw\")")
+    view = run.add_mutually_exclusive_group()
+    view.add_argument("--kernels", action="store_true", default=None,
+                      help="the full report: every kernel's row, traffic, memory levels and attainable "
+                           "performance (the default up to 12 kernels)")
+    view.add_argument("--summary", action="store_false", dest="kernels",
+                      help="the summary: totals, verdict, the kernels that take the most time, footprint, "
+                           "queries and solves (the default above 12 kernels)")
     run.add_argument("--instances", action="store_true",
                      help="list every instance of every repeated block (its count must be bound)")
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=_run, kernels=None)
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
     check.add_argument("file")
     check.add_argument("--hardware", help="also check that this hardware exists and the program runs on it")
@@ -56,7 +63,7 @@ def _run(args) -> str:
         from costlang.printers.data.csv import run_csv
         return run_csv(analysis)
     from costlang.printers.text.report import report
-    return report(analysis, comparison, instances=args.instances)
+    return report(analysis, comparison, instances=args.instances, kernels=args.kernels)
 
 
 def _check(args) -> str:

@@ -4,6 +4,8 @@ Input: an `Analysis`. Output: a string (deterministic for the same input).
 """
 from __future__ import annotations
 
+import sympy
+
 from costlang.analysis.verdict import Verdict
 from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, FLOP, FLOP_PER_S, SECOND
@@ -12,7 +14,14 @@ from costlang.printers.words.comparisons import ratio_text
 from costlang.printers.words.verdicts import bound_text
 from costlang.printers.numbers import count_text, exact_or_approx, human, no_empty_equals, percent, units_convention
 
-__all__ = ["report", "CONVENTIONS"]
+__all__ = ["report", "CONVENTIONS", "SUMMARY_KERNELS", "CELL_WIDTH"]
+
+#: a program with more kernels than this gets the summary view by default (`--kernels`: the full table)
+SUMMARY_KERNELS = 12
+#: a table cell longer than this is cut with "…" (the whole expression: `--json`, `costlang derive`)
+CELL_WIDTH = 50
+#: the summary lists at most this many kernels, those that take the most time
+TOP_KERNELS = 5
 
 CONVENTIONS = (
     "FMA = 2 FLOP (GEMM = 2·M·N·K); {units}; "
@@ -50,16 +59,52 @@ def _rate(e) -> str:
     return _prefixed(float(e), _SI, "").strip() if e.is_number and e.is_finite else exact_or_approx(e)
 
 
-def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+def _table(rows: list[list[str]], header: list[str], cut_from: int | None = None, cut=None) -> list[str]:
+    """Aligned columns; with `cut_from`, the cells of the columns from there on are cut by `cut`
+    (at `CELL_WIDTH` by default), except the last (the verdict, whose length widens nothing after
+    it); the names before them never are."""
+    if cut_from is not None:
+        cut = cut or _Cut(CELL_WIDTH)
+        rows = [r[:cut_from] + [cut(c) for c in r[cut_from:-1]] + r[-1:] for r in rows]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
-def report(a, comparison=None, instances: bool = False) -> str:
+#: the summary cuts a value's text in the totals and queries at this length
+LONG_WIDTH = 80
+
+
+class _Cut:
+    """Cuts a text longer than `width` with "…", and remembers whether it cut any."""
+
+    def __init__(self, width: int):
+        self.width, self.used = width, False
+
+    def __call__(self, text: str) -> str:
+        if len(text) <= self.width:
+            return text
+        self.used = True
+        return text[:self.width - 1].rstrip() + "…"
+
+
+def _cut_note(cut, width: int) -> list[str]:
+    """The pointer to the whole expressions, after text that `cut` shortened."""
+    if not cut.used:
+        return []
+    from costlang.printers.words.phrases import phrase
+    return ["  " + phrase("en", "cut_cells").format(width=width)]
+
+
+def report(a, comparison=None, instances: bool = False, kernels: bool | None = None) -> str:
     """The text report; with a `FusionComparison`, a before/after fusion section follows the totals;
-    `instances` lists every instance of every repeated body."""
-    from costlang.printers.text.composition import crossing_lines, footprint_lines, instance_lines, kernel_label, repeat_lines
+    `instances` lists every instance of every repeated body. `kernels`: True, the full report with
+    every kernel's table and sections; False, the summary (totals, verdict, the kernels that take the
+    most time, footprint, queries, solves); None, the summary when the program has more than
+    `SUMMARY_KERNELS` kernels."""
+    if kernels is None:
+        kernels = len(a.kernels) <= SUMMARY_KERNELS
+    from costlang.printers.text.composition import crossing_lines, kernel_label, repeat_lines
     hw = a.hardware
     v = a.value
     peaks = ", ".join(f"{d} {human(v(p), FLOP_PER_S)}" for d, p in hw.peaks)
@@ -78,6 +123,10 @@ def report(a, comparison=None, instances: bool = False) -> str:
     if a.program.sizes:
         assumed = "; ".join(f"{size} (at {span.line}:{span.column})" for size, span in a.program.sizes)
         lines[-1:-1] = [f"sizes assumed to be positive whole numbers: {assumed}"]
+    if not kernels:
+        cut = _Cut(LONG_WIDTH)
+        body = _totals(a, cut)[1:] + summary_lines(a, cut)   # the header ends with a blank line already
+        return _finish(a, lines + body, comparison, instances, cut=cut)
     comms = a.program.system is not None  # many chips: a T_comms column (printers/system.py)
     rows = [[kernel_label(k), "+".join(k.op_names), human(v(k.flops), FLOP), human(v(k.bytes), BYTE),
              exact_or_approx(v(k.intensity)), exact_or_approx(v(k.critical_intensity)),
@@ -85,35 +134,104 @@ def report(a, comparison=None, instances: bool = False) -> str:
             + ([human(v(k.t_comms), SECOND)] if comms else []) + [human(v(k.t_kernel), SECOND),
              bound_text(k.bound, k.level)] for k in a.kernels]
     lines.append("kernels" + (" (per chip)" if comms else ""))
-    lines += ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
-                                              "T_compute", "T_memory"] + (["T_comms"] if comms else [])
-                                       + ["T_kernel", "bound"])]
+    cut = _Cut(CELL_WIDTH)
+    table = ["  " + r for r in _table(rows, ["name", "ops", "FLOPs", "bytes", "I (FLOP/B)", "I*",
+                                             "T_compute", "T_memory"] + (["T_comms"] if comms else [])
+                                      + ["T_kernel", "bound"], cut_from=2, cut=cut)]
+    lines += table + _cut_note(cut, CELL_WIDTH)
     lines += repeat_lines(a) + crossing_lines(a)
     lines += _provenance(a) + memory_lines(a)
     lines += ["", "attainable performance"]
     for k in a.kernels:
         lines.append(f"  {k.name}: min(peak, BW × I) = {human(v(k.attainable), FLOP_PER_S)} "
                      f"({percent(v(k.fraction_of_peak))} of peak)")
-    t = a.totals
-    lines += ["", "totals",
-              f"  FLOPs {human(v(t.flops), FLOP)}; bytes {human(v(t.bytes), BYTE)} "
-              f"(read {human(v(t.bytes_read), BYTE)}, written {human(v(t.bytes_written), BYTE)})",
-              f"  I = {exact_or_approx(v(t.intensity))} FLOP/B; I* = {exact_or_approx(v(t.critical_intensity))} FLOP/B",
-              f"  T_compute {human(v(t.t_compute), SECOND)}; T_memory {human(v(t.t_memory), SECOND)}; "
-              f"launches {count_text(t.launches)} ({human(v(t.t_launch), SECOND)}); T_kernel {human(v(t.t_kernel), SECOND)}; "
-              f"{bound_text(t.bound, t.level)}"] + _launch_note(a)
+    return _finish(a, lines + _totals(a), comparison, instances)
+
+
+def _totals(a, cut=lambda text: text) -> list[str]:
+    """The totals; `cut` shortens each value's text (the summary cuts long expressions)."""
+    t, v = a.totals, a.value
+    h = lambda e, unit: cut(human(v(e), unit))  # noqa: E731
+    x = lambda e: cut(exact_or_approx(v(e)))  # noqa: E731
+    return ["", "totals",
+            f"  FLOPs {h(t.flops, FLOP)}; bytes {h(t.bytes, BYTE)} "
+            f"(read {h(t.bytes_read, BYTE)}, written {h(t.bytes_written, BYTE)})",
+            f"  I = {x(t.intensity)} FLOP/B; I* = {x(t.critical_intensity)} FLOP/B",
+            f"  T_compute {h(t.t_compute, SECOND)}; T_memory {h(t.t_memory, SECOND)}; "
+            f"launches {count_text(t.launches)} ({h(t.t_launch, SECOND)}); T_kernel {h(t.t_kernel, SECOND)}; "
+            f"{cut(bound_text(t.bound, t.level))}"] + _launch_note(a)
+
+
+def _finish(a, lines: list[str], comparison, instances: bool, cut=lambda text: text) -> str:
+    """The sections after the totals, the same in the full report and the summary."""
+    from costlang.printers.text.composition import footprint_lines, instance_lines
+    mem = a.hardware.main_memory
     lines += _comparison(a, comparison) if comparison is not None else []
     from costlang.printers.text.system import system_lines
     lines += system_lines(a)
     lines += training_lines(a)
-    lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a)
+    lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a, cut)
     if a.solves or a.comparisons:  # printers/whatif.py imports the solver: only when there are some
         from costlang.printers.text.whatif import whatif_lines
         lines += whatif_lines(a)
+    if getattr(cut, "used", False):   # the summary cut some text: where to read it whole
+        lines += [""] + [line.strip() for line in _cut_note(cut, cut.width)]
     from costlang.printers.text.system import conventions as comms_conventions
     conventions = CONVENTIONS.format(level=mem.name, units=units_convention())
     lines += ["", "conventions: " + conventions + comms_conventions(a)]
     return "\n".join(no_empty_equals(line) for line in lines) + "\n"
+
+
+def summary_lines(a, cut=None) -> list[str]:
+    """The kernels that take the most time, for the summary view: by count × T_kernel when the
+    times are numbers (with each one's share of the kernels' summed time), else those whose time
+    grows fastest with the free symbols (ranked with every free symbol at 10^6; the order of growth
+    decides, not the constants). The rest are counted, with a pointer to `--kernels`."""
+    from costlang.printers.text.composition import kernel_label
+    from costlang.printers.words.phrases import phrase
+    v = a.value
+    times = [v(k.count * k.t_kernel) for k in a.kernels]
+    n = len(a.kernels)
+    shown = min(TOP_KERNELS, n)
+    if all(t.is_number for t in times):
+        order = sorted(range(n), key=lambda i: -_float(times[i]))[:shown]   # sorted() is stable: ties keep file order
+        whole = sum(times)
+        share = lambda i: percent(times[i] / whole) if whole != 0 else "-"  # noqa: E731
+        rows = [[kernel_label(a.kernels[i]), "+".join(a.kernels[i].op_names),
+                 human(v(a.kernels[i].t_kernel), SECOND), human(times[i], SECOND), share(i),
+                 bound_text(a.kernels[i].bound, a.kernels[i].level)] for i in order]
+        header = ["name", "ops", "T_kernel", "× count", "share", "bound"]
+        title = phrase("en", "summary_top").format(shown=shown, n=n)
+        rest = sum(times[i] for i in range(n) if i not in order)
+        tail = (phrase("en", "summary_rest").format(others=n - shown, time=human(rest, SECOND),
+                                                     share=percent(rest / whole) if whole != 0 else "-")
+                if n > shown else None)
+    else:
+        symbols = sorted({s for t in times for s in getattr(t, "free_symbols", ())}, key=str)
+        large = {s: _LARGE for s in symbols}
+        at_large = [_float(t.subs(large)) if symbols else _float(t) for t in times]
+        order = sorted(range(n), key=lambda i: -at_large[i])[:shown]
+        rows = [[kernel_label(a.kernels[i]), "+".join(a.kernels[i].op_names), human(times[i], SECOND),
+                 bound_text(a.kernels[i].bound, a.kernels[i].level)] for i in order]
+        header = ["name", "ops", "T_kernel × count", "bound"]
+        title = phrase("en", "summary_grows").format(shown=shown, n=n,
+                                                      symbols=", ".join(str(s) for s in symbols))
+        tail = phrase("en", "summary_others").format(others=n - shown) if n > shown else None
+    cells = _Cut(CELL_WIDTH)
+    table = ["  " + r for r in _table(rows, header, cut_from=2, cut=cells)]
+    if cut is not None:
+        cut.used |= cells.used
+    return ["", title] + table + ([f"  {tail}"] if tail else []) + ["  " + phrase("en", "summary_more")]
+
+
+_LARGE = sympy.Integer(10) ** 6
+
+
+def _float(e) -> float:
+    try:
+        return float(e)
+    except TypeError:   # not a real number (an undefined value): ranked last
+        return float("-inf")
 
 
 def _provenance(a) -> list[str]:
@@ -164,10 +282,10 @@ def _measurements(a) -> list[str]:
                                      for m in a.measurements])
 
 
-def _queries(a) -> list[str]:
+def _queries(a, cut=lambda text: text) -> list[str]:
     from costlang.printers.words.phrases import phrase
     per = phrase("en", "per")
-    return _section("queries", [f"  {q.name} = {_value(a, q.value)}"
+    return _section("queries", [f"  {q.name} = {cut(_value(a, q.value))}"
                                 + (f" ({per[q.per]})" if getattr(q, "per", None) else "") for q in a.queries])
 
 

@@ -109,6 +109,15 @@ _EN = {
     "measured": "Measured: kernel {name}, time {time}",
     "queries": "Queries",
     "per": {"chip": "per chip", "system": "per system"},
+    # the text report's summary view (printers/text/report.py)
+    "summary_top": "where the time goes: the {shown} of {n} kernels that take the most (T_kernel × count)",
+    "summary_grows": ("where the time goes: the {shown} of {n} kernels whose time grows fastest with {symbols} "
+                      "(ranked with each at 10^6)"),
+    "summary_rest": "the other {others} kernels: {time} ({share})",
+    "summary_others": "and {others} other kernels",
+    "summary_more": "every kernel, its traffic and attainable performance: --kernels; every figure: --json",
+    "cut_cells": ("… marks an expression cut at {width} characters: `costlang run --json` prints it whole, "
+                  "`costlang derive` derives it"),
     "lets": "Definitions",
     "query_verdict": "{name}: {verdict}",
     "level_bound": "{level}-bound",
@@ -228,6 +237,12 @@ _KO = {
     "measured": "실측: 커널 {name}, 시간 {time}",
     "queries": "구하는 값",
     "per": {"chip": "칩 하나당", "system": "시스템 전체"},
+    "summary_top": "시간이 가는 곳: 커널 {n}개 중 시간을 가장 많이 쓰는 {shown}개 (T_kernel × 횟수)",
+    "summary_grows": "시간이 가는 곳: 커널 {n}개 중 {symbols}에 따라 시간이 가장 빨리 느는 {shown}개 (각각 10^6에서 비교)",
+    "summary_rest": "나머지 커널 {others}개: {time} ({share})",
+    "summary_others": "그 밖의 커널 {others}개",
+    "summary_more": "모든 커널과 그 데이터 이동량, 달성 가능 성능: --kernels; 모든 값: --json",
+    "cut_cells": "…는 {width}자에서 자른 식입니다: `costlang run --json`은 식 전체를, `costlang derive`는 그 유도를 보여 줍니다",
     "lets": "정의",
     "query_verdict": "{name}: {verdict}",
     "level_bound": "{level} 바운드",
