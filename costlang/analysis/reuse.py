@@ -248,7 +248,7 @@ def _flash_backward(program, hw, nodes, cost: KernelCost) -> KernelCost:
                               and program.tensors[n.inputs[0]].storage in ds)]
     writes = []
     for t in cost.writes:
-        if t.tensor == dq.storage:
+        if t.tensor in (dq.name, dq.storage):  # (a weight's gradient is a part of the gradient buffer)
             writes.append(_times(t, tc, "flash"))
             reads.append(Traffic(t.tensor, t.role, t.bytes * (tc - 1), sympy.Integer(0), tc - 1, "flash"))
         else:
