@@ -144,9 +144,9 @@ def _saved(program: Program, kernels, costs, birth) -> tuple[tuple[Traffic, ...]
     saved, extra = [], []
     for s in read_back:
         t = program.tensors[s]
-        saved.append(Traffic(s, "saved", t.bytes * program.count(t.repeat)))
+        saved.append(Traffic(s, "saved", t.bytes * _kept(program, t.repeat)))
         if t.repeat and t.repeat in first and t.repeat in final:
-            others = program.count(t.repeat) - 1
+            others = _kept(program, t.repeat) - 1
             if others != 0:
                 extra.append((s, first[t.repeat], final[t.repeat], others))
     # A body's carried input (layer l's input is layer l − 1's output) read by its backward: the
@@ -159,11 +159,17 @@ def _saved(program: Program, kernels, costs, birth) -> tuple[tuple[Traffic, ...]
         for inp, out in getattr(rep, "carried", ()):
             si, so = _storage(program, inp), _storage(program, out)
             if si in read_back and so in birth and so not in read_back:
-                others = program.count(where) - 1
+                others = _kept(program, where) - 1
                 if others != 0:
                     saved.append(Traffic(so, "saved", program.tensors[so].bytes * others))
                     extra.append((so, first[where], final[where], others))
     return tuple(saved), extra
+
+
+def _kept(program: Program, repeat: tuple) -> sympy.Expr:
+    """How many copies of a body's saved tensor live at once: its repeat counts, but for gradient
+    accumulation's `micro_batches` (each micro-batch's backward frees its activations before the next)."""
+    return program.count(tuple(r for r in repeat if r != "micro_batches"))
 
 
 def _storage(program: Program, name: str) -> Optional[str]:

@@ -37,7 +37,7 @@ def test_the_tensors_kept_per_layer(none):
     # L = 2: each body tensor × 2, x (layer 1's input) once and y × 1 (layer 2's input)
     assert per["x"] == per["y"] == 2 * SBH
     assert per["y.r.attention_prefill.probs"] == 2 * 2 * ASSB          # fp16 probabilities
-    assert per["y.matmul"] == per["y.gelu"] == 2 * 8 * SBH              # GELU's input and output, 4h wide
+    assert per["y.gelu_mlp.matmul"] == per["y.gelu_mlp.gelu"] == 2 * 8 * SBH              # GELU's input and output, 4h wide
     assert "y.r.attention_prefill.scores" not in per                    # softmax's gradient reads y only
     assert sum(per.values()) == 2 * (36 * SBH + 2 * ASSB)
 

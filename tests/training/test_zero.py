@@ -98,7 +98,7 @@ def test_stage_3_gathers_the_parameters_before_the_forward_and_before_the_backwa
     a = run("optimizer = adamw; master = fp32; zero = 3")
     names = [k.name for k in a.kernels]
     # (x.grad: the layer's input gradient, which the repeated body computes for the layer below)
-    assert names == ["parameters_all_gather_forward", "y", "parameters_all_gather_backward", "x.grad",
+    assert names == ["parameters_all_gather_forward", "y.matmul", "parameters_all_gather_backward", "x.grad",
                      "y.W.grad", "gradients_reduce_scatter", "optimizer.update"]
     fwd, bwd = kernel(a, "parameters_all_gather_forward"), kernel(a, "parameters_all_gather_backward")
     assert fwd.comms.comms.message == bwd.comms.comms.message == N   # P/N_d = 2n/2 bytes each
@@ -114,7 +114,7 @@ output y = repeat(3) layer(x)
 """
     a = load_string(text).analyze()
     # the forward only, and one all-reduce of a buffer of the weights in fp32: 3·1024²·4 B
-    assert [k.name for k in a.kernels] == ["y", "gradients_all_reduce"]
+    assert [k.name for k in a.kernels] == ["y.matmul", "gradients_all_reduce"]
     assert kernel(a, "gradients_all_reduce").comms.comms.message == 4 * N
 
 
@@ -152,4 +152,4 @@ train { optimizer = adamw; master = fp32; zero = 1; micro_batches = 2 }
     assert a.value(kernel(a, "optimizer.update").flops) == 14 * stage // 2
     assert kernel(a, "gradients_reduce_scatter").comms.comms.message == 2 * stage
     # 2 micro-batches × 2 layers per stage; the stage's send once per micro-batch
-    assert kernel(a, "y").count == 4 and kernel(a, "y_send").count == 2
+    assert kernel(a, "y.matmul").count == 4 and kernel(a, "y_send").count == 2
