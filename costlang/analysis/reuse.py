@@ -182,12 +182,7 @@ def _flash(program, hw, nodes, cost: KernelCost) -> KernelCost:
                             "capacity = ... }; sms = ... }` and `use hardware my_chip`, or leave out `fusion flash`")
     d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
     M = stage.capacity / b
-    bc, br, _ = flash_blocks(stage.capacity, d, b)
-    if bc is None:
-        raise SemanticError(f"FlashAttention's blocks need a working set of at least "
-                            f"{flash_working_set(1, 1, d, b)} bytes (B_c = B_r = 1, d = {d}), more than "
-                            f"{stage.name}'s capacity", first.span,
-                            f"give `{stage.name}` a larger capacity, or use `fusion epilogue`")
+    bc, br = _fitting_blocks(stage, d, b, first)
     tc = sympy.ceiling(nk / bc)
     rows = o.numel / o.shape[-1]
     ws = flash_working_set(bc, br, d, b)
@@ -226,12 +221,7 @@ def _flash_backward(program, hw, nodes, cost: KernelCost) -> KernelCost:
                             f"'{hw.name}' states none", users_span(program, first.scope, first.span),
                             "name an on-chip level in a hardware of your own, or leave out `fusion flash`")
     d, nk, b = q.shape[-1], kt.shape[-1], q.dtype.size
-    bc, br, _ = flash_blocks(stage.capacity, d, b)
-    if bc is None:
-        raise SemanticError(f"FlashAttention's blocks need a working set of at least "
-                            f"{flash_working_set(1, 1, d, b)} bytes (B_c = B_r = 1, d = {d}), more than "
-                            f"{stage.name}'s capacity", first.span,
-                            f"give `{stage.name}` a larger capacity, or use `fusion epilogue`")
+    bc, br = _fitting_blocks(stage, d, b, first)
     tc = sympy.ceiling(nk / bc)
     rows = do.numel / do.shape[-1]
     ws = flash_working_set(bc, br, d, b)
@@ -255,6 +245,18 @@ def _flash_backward(program, hw, nodes, cost: KernelCost) -> KernelCost:
             writes.append(t)
     modelled = dataclasses.replace(cost, reads=tuple(reads), writes=tuple(writes), tiling=tiling)
     return dataclasses.replace(modelled, level_bytes=_levels(hw, stage, modelled, cost, {}, program.bindings))
+
+
+def _fitting_blocks(stage, d, b, first):
+    """The largest blocks (B_c, B_r) whose working set fits the on-chip level; an error at the
+    kernel's first node when not even B_c = B_r = 1 does."""
+    bc, br, _ = flash_blocks(stage.capacity, d, b)
+    if bc is None:
+        raise SemanticError(f"FlashAttention's blocks need a working set of at least "
+                            f"{flash_working_set(1, 1, d, b)} bytes (B_c = B_r = 1, d = {d}), more than "
+                            f"{stage.name}'s capacity", first.span,
+                            f"give `{stage.name}` a larger capacity, or use `fusion epilogue`")
+    return bc, br
 
 
 def flash_working_set(bc, br, d, b):
