@@ -225,7 +225,9 @@ def test_the_wall_clock_limit_names_the_running_statement(cli):
 
 def test_the_wall_clock_limit_leaves_no_timer_behind(cli):
     import signal
-    status, _, err = cli(_doubling_blocks(13), "check", "t.cost", "--wall-limit", "0.2")
+    # depth 12: 2^13 − 1 = 8191 instances, under the 10,000-instance cap (depth 13's 16,383 would
+    # meet the cap first on a fast machine), and seconds of expansion: past a 0.2 s wall limit
+    status, _, err = cli(_doubling_blocks(12), "check", "t.cost", "--wall-limit", "0.2")
     assert status == 2 and "wall-clock limit" in err
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     from costlang import budget
