@@ -227,8 +227,19 @@ def test_the_wall_clock_limit_leaves_no_timer_behind(cli):
     import signal
     # depth 12: 2^13 − 1 = 8191 instances, under the 10,000-instance cap (depth 13's 16,383 would
     # meet the cap first on a fast machine), and seconds of expansion: past a 0.2 s wall limit
-    status, _, err = cli(_doubling_blocks(12), "check", "t.cost", "--wall-limit", "0.2")
-    assert status == 2 and "wall-clock limit" in err
+    # in a fresh process (a test worker's earlier tests cannot have left anything warm)
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.cost")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_doubling_blocks(12))
+        done = subprocess.run([sys.executable, "-m", "costlang", "check", path, "--wall-limit", "0.2"],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "wall-clock limit" in done.stderr
+    # in this process: whether or not the limit fired, no timer and no handler of it are left behind
+    cli(_doubling_blocks(12), "check", "t.cost", "--wall-limit", "0.2")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     from costlang import budget
     assert signal.getsignal(signal.SIGALRM) is not budget._wall_expire
