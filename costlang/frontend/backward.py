@@ -99,6 +99,7 @@ class _Backward:
         self.contributions: dict[str, list[str]] = {}
         self.total: dict[str, str] = {}
         self.errors: list[CostlangError] = []
+        self.gradients: dict[str, str] = {}  # weight → its gradient tensor
 
     # --- which tensors need a gradient -----------------------------------------------------------
     def needs(self, nodes) -> set[str]:
@@ -150,8 +151,9 @@ class _Backward:
         return total
 
     def _scope_of(self, name: str) -> str:
-        node = next((n for n in self.p.nodes.values() if n.output == name), None)
-        return node.scope if node is not None else ""
+        """The block instance of the node that computes `name` (a backward node is named as its result)."""
+        node = self.p.nodes.get(name) or self.producer.get(name)
+        return node.scope if node is not None and node.output == name else ""
 
     def new_name(self, base: str, what: str) -> str:
         from costlang.frontend.blocks import fresh_name
@@ -189,7 +191,6 @@ class _Backward:
                                 f"gradient of '{n.name}'", n.span,
                                 f"state it next to the op: `grad {n.op.name}({', '.join(n.op.params)}) "
                                 "{ d" + (n.op.params[0] if n.op.params else "x") + " = ... }`")
-        y = self.p.tensors[n.output]
         again = self.recomputed.get
         table: dict = {"y": again(n.output, n.output), "dy": dy}
         for param, tensor in zip(g.params, n.inputs):
@@ -222,7 +223,6 @@ class _Backward:
             if param in g.params and n.inputs[g.params.index(param)] in needs:
                 x = n.inputs[g.params.index(param)]
                 self.contributions.setdefault(x, []).append(self.fitted(name, x, n))
-        del y
 
     def passed_on(self, st: ast.Assign, original: ast.Assign, g: ast.GradDef, n: OpNode) -> Optional[str]:
         """`dx = reshape(t)` where t has x's shape, or x is broadcast (a bias): t itself, no node."""
@@ -347,12 +347,11 @@ class _Backward:
             self.p.tensors[gname] = Tensor(gname, t.dtype, t.shape, "intermediate", n.span, name,
                                            self.r.repeat_path, partial=True)
             self.contributions.setdefault(other, []).append(gname)
-            self.written_by[gname] = name
 
     # --- the whole step --------------------------------------------------------------------------
     def run(self) -> None:
-        self.written_by: dict[str, str] = {}
         nodes = list(self.p.nodes.values())
+        self.producer = {n.output: n for n in nodes if n.output is not None}  # the forward's, once
         needs = self.needs(nodes)
         if not any(t.role == "weight" and not t.frozen for t in self.p.tensors.values()):
             raise SemanticError("a training step updates weights, and every weight here is frozen (or there "
@@ -485,7 +484,6 @@ def derive_backward(r) -> dict[str, str]:
     """Append the backward of the program's forward graph (see the module docstring); the map
     weight → its gradient tensor. Errors are collected and raised together."""
     b = _Backward(r)
-    b.gradients = {}
     b.run()
     if b.errors:
         raise ErrorGroup(b.errors)

@@ -1,4 +1,4 @@
-"""Hardening, third round (issue 34): each reproducer of the campaign and of the review, pinned.
+"""Hardening, third round: each reproducer of the campaign and of the review, pinned.
 
 Every case runs `costlang.cli.main` in-process, as a user would, under `HANG_GUARD` seconds of CPU
 time (a regression fails instead of stalling), and asserts the exit status, the position and the

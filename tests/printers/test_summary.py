@@ -1,4 +1,4 @@
-"""The summary view of the text report (issue 30, item 1): the default above 12 kernels, `--kernels`
+"""The summary view of the text report: the default above 12 kernels, `--kernels`
 for the full table, long expressions cut with a pointer to `--json` and `derive`.
 
 Every figure below is derived by hand in its comment.

@@ -1,4 +1,4 @@
-"""A name means one thing (issue 31, item 7): a block instance is never also a kernel.
+"""A name means one thing: a block instance is never also a kernel.
 
 `decode = model(x)` is the instance `decode`; the kernel that computes the tensor `decode` keeps a
 name inside it (`decode.matmul`, a zoo model's `decode.lm_head.matmul`). Before, that kernel was
