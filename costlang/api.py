@@ -179,6 +179,10 @@ def _build(text: str, name: str, path: Optional[Path], train: Optional[str] = No
         program = shard_program(program)
         program.origin = origin
     program.main_span = program.main_span or resolved_span
+    if program.used_scenario is not None:   # `use scenario NAME`: its settings, as if given with --set
+        from costlang.frontend.edits import apply_settings
+        name, _ = program.used_scenario
+        program = apply_settings(program, program.scenarios[name].settings)
     return Model(program)
 
 

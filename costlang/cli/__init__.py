@@ -1,7 +1,8 @@
 """The command line: `costlang COMMAND FILE ...`, one module per group of commands.
 
 `run` and `check` (run.py), `derive` and `plot` (derive.py), `compare` and `sweep` (whatif.py),
-`hardware`, `validate` and `calibrate` (hardware.py), `ops`, `completion` and `editor` (info.py);
+`hardware`, `validate` and `calibrate` (hardware.py), `ops`, `completion` and `editor` (info.py),
+`explore` (explore.py);
 what they share is in common.py. Each group adds its subcommands with `add_parsers(sub)` and names
 each one's handler with `set_defaults(handler=...)`: a handler takes the parsed arguments and
 returns the text to print. `--hardware NAME` works on every command that analyses a file.
@@ -31,21 +32,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
     p.add_argument("--version", action="version", version=f"costlang {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    from costlang.cli import derive, hardware, info, run, whatif
+    from costlang.cli import derive, explore, hardware, info, run, whatif
     groups = run.add_parsers(sub)
     groups += hardware.add_parsers(sub)
     groups += derive.add_parsers(sub)
     run.add_run_options(groups[0])
     groups += whatif.add_parsers(sub)
     groups += info.add_parsers(sub)
+    groups += explore.add_parsers(sub)
     for s in groups:
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
                             f"(default {DEFAULT_SECONDS:g})")
-        s.add_argument("--wall-limit", type=_seconds, default=DEFAULT_WALL_SECONDS, metavar="SECONDS",
+        wall = explore.EXPLORE_WALL_SECONDS if s.prog.endswith(" explore") else DEFAULT_WALL_SECONDS
+        s.add_argument("--wall-limit", type=_seconds, default=wall, metavar="SECONDS",
                        help="wall-clock limit for the whole command, on top of the per-operation budgets "
-                            f"(default {DEFAULT_WALL_SECONDS:g})")
+                            f"(default {wall:g})")
     p.set_defaults(command_line=p)
     return p
 

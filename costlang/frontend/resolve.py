@@ -381,6 +381,17 @@ class _Resolver:
         self.program.hardware[s.name] = resolve_hardware(self, s)
 
     def stmt_Use(self, s: ast.Use, path) -> None:
+        if s.kind == "scenario":   # applied once the file is resolved (`api`), as `--set` would be
+            if s.hardware.id not in self.program.scenarios:
+                raise self.unknown(s.hardware, "scenario", self.program.scenarios)
+            if self.depth != 1:
+                raise SemanticError("only the main file may use a scenario", s.span,
+                                    "move `use scenario` to the file you run")
+            if self.program.used_scenario is not None:
+                raise SemanticError(f"a scenario is already used (at line {self.program.used_scenario[1].line})",
+                                    s.span, "a file uses one scenario; put every setting in it")
+            self.program.used_scenario = (s.hardware.id, s.span)
+            return
         if s.kind == "system":
             from costlang.frontend.system import select_system
             select_system(self, s)

@@ -287,6 +287,8 @@ class Program:
     #: what-if statements (answered by analysis.solve and analysis.whatif)
     solves: list[Solve] = field(default_factory=list)
     scenarios: dict[str, Scenario] = field(default_factory=dict)
+    #: `use scenario NAME` in the main file: the program is analysed under that scenario's settings
+    used_scenario: Optional[tuple] = None   # (name, span)
     compares: list[Compare] = field(default_factory=list)
     #: what-if settings applied to the file as written (`--set`, a scenario), as their text
     settings: tuple[str, ...] = ()

@@ -370,3 +370,27 @@ def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "") -> 
     ax.grid(True, which="both" if not linear else "major", alpha=0.3)
     ax.legend(fontsize=st.legend)
     return Plot(fig)
+
+
+def pareto(exploration, style: str = "paper") -> Plot:
+    """Every feasible configuration of an exploration on its first two objectives, the Pareto front
+    marked and joined (a search's data: `queries.explore.Exploration`)."""
+    st = STYLES[style]
+    fig = _figure(st)
+    ax = fig.add_subplot(1, 1, 1)
+    o0, o1 = exploration.search.objectives[:2]
+    feasible = [c for c in exploration.configs() if c.feasible]
+    front = exploration.front
+    ax.scatter([c.objectives[0] for c in feasible], [c.objectives[1] for c in feasible], s=st.marker * 2,
+               color="tab:gray", alpha=0.5, label=phrase("en", "explore_feasible"))
+    ax.plot([c.objectives[0] for c in front], [c.objectives[1] for c in front], marker="o", color="tab:red",
+            linewidth=st.line, markersize=st.marker, label=phrase("en", "explore_front"))
+    ax.set_xlabel(f"{o0.text} ({phrase('en', 'explore_' + o0.sense)})", fontsize=st.axis)
+    ax.set_ylabel(f"{o1.text} ({phrase('en', 'explore_' + o1.sense)})", fontsize=st.axis)
+    if all(c.objectives[0] > 0 for c in feasible) and feasible:
+        ax.set_xscale("log")
+    if all(c.objectives[1] > 0 for c in feasible) and feasible:
+        ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=st.legend)
+    return Plot(fig)

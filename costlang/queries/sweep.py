@@ -34,7 +34,7 @@ from costlang.queries.evaluate import analyze_with_queries, evaluate_in, stated_
 from costlang.frontend.edits import unbind
 from costlang.frontend.variants import evaluate_setting, for_analysis
 
-__all__ = ["Axis", "Crossing", "Mark", "Sweep", "parse_axis", "sweep", "DEFAULT_POINTS"]
+__all__ = ["Axis", "Crossing", "Mark", "Sweep", "parse_axis", "sweep", "grid_values", "DEFAULT_POINTS"]
 
 DEFAULT_POINTS = 11
 MAX_POINTS = 100_000
@@ -187,6 +187,21 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     crossings = _crossings(verdicts)
     return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(flat), columns, marks, crossings,
                  tuple(v.unit for v in plan.values))
+
+
+def grid_values(analysis, axes: Sequence[Axis], shows: Sequence[str]):
+    """The shown quantities on the grid of the axes (none: at the file's own values), without the
+    sweep's marks and crossings: (symbols, grid, exact `Value`s in the symbols, float columns). The
+    exact values let a caller decide a point exactly where the floats are too close to tell."""
+    if not axes:
+        values = tuple(_expression(analysis, _shown(analysis, s), s, ()) for s in shows)
+        return (), (), values, tuple(np.asarray([float(v.expr) if v.expr.is_real else math.nan])
+                                     for v in values)
+    plan = _plan(analysis, tuple(a.name for a in axes), tuple(shows))
+    grid = np.meshgrid(*[np.asarray(a.values, dtype=float) for a in axes], indexing="ij")
+    flat = tuple(g.ravel() for g in grid)
+    _check_sizes(plan.program, plan.symbols, flat)
+    return plan.symbols, flat, plan.values, tuple(_evaluate(plan.symbols, v.expr, flat) for v in plan.values)
 
 
 class _Plan:

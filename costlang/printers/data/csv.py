@@ -24,7 +24,7 @@ from costlang.printers.safe import spreadsheet_safe, terminal_safe
 from costlang.printers.words.comparisons import mark_text, settings_words
 from costlang.printers.words.verdicts import bound_text
 
-__all__ = ["run_csv", "comparison_csv", "sweep_csv", "csv_number"]
+__all__ = ["run_csv", "comparison_csv", "sweep_csv", "exploration_csv", "csv_number"]
 
 RUN_HEADER = ("kernel", "ops", "count", "FLOP", "B", "I (FLOP/B)", "I* (FLOP/B)", "T_compute (s)",
               "T_memory (s)", "T_kernel (s)", "bound")
@@ -84,3 +84,27 @@ def sweep_csv(sw) -> str:
     cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
     w.writerows(zip(*cells, map(mark_text, sw.marks)))
     return buf.getvalue()
+
+
+def exploration_csv(x) -> str:
+    """Every configuration of an exploration: its structural settings, numeric values, objectives (SI
+    base units, NaN where not evaluated), whether it is feasible and, if not, why."""
+    from costlang.printers.text.explore import rejection_text
+    s = x.search
+    names = [c.name for c in s.choices]
+    symbols = _symbols(x)
+    rows = [["structure", *names, *symbols, *(o.text for o in s.objectives), "feasible", "rejected by"]]
+    for c in x.configs():
+        values = dict(c.values)
+        rows.append([c.structure, *(v for _, v in c.settings),
+                     *(repr(values[n]) if n in values else "" for n in symbols),
+                     *(repr(v) for v in c.objectives), "yes" if c.feasible else "no",
+                     "" if c.reason is None else rejection_text(c.reason)])
+    return _write(rows)
+
+
+def _symbols(x) -> list:
+    for r in x.results:
+        if r.status == "ok":
+            return list(r.symbols)
+    return []

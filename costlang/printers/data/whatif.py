@@ -7,7 +7,7 @@ from costlang.printers.numbers import json_number as number
 from costlang.printers.words.comparisons import settings_words
 from costlang.queries.solve import RegimeMap, SolveResult
 
-__all__ = ["solve_dict", "comparison_dict", "sweep_dict"]
+__all__ = ["solve_dict", "comparison_dict", "sweep_dict", "exploration_dict"]
 
 
 def _num(e):
@@ -78,3 +78,25 @@ def sweep_dict(sw) -> dict:
             "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
             "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
                            "above": c.above.value} for c in sw.crossings]}
+
+
+def exploration_dict(x) -> dict:
+    """An exploration as JSON: the search, the best per objective (exact values), the front and every
+    configuration (floats in SI base units; null where not evaluated)."""
+    from costlang.printers.text.explore import rejection_text
+    s = x.search
+
+    def config(c):
+        return {"structure": c.structure, "settings": dict(c.settings), "values": dict(c.values),
+                "objectives": [None if v != v else v for v in c.objectives], "feasible": c.feasible,
+                "rejected_by": None if c.reason is None else rejection_text(c.reason)}
+    return {"choices": {c.name: list(c.values) for c in s.choices}, "over": list(s.axes),
+            "constraints": [c.text for c in s.constraints],
+            "objectives": [{"text": o.text, "sense": o.sense} for o in s.objectives],
+            "workers": x.workers, "structures": len(x.results), "configurations": x.evaluated,
+            "best": [{"objective": b.objective.text, "value": None if b.exact is None else _num(b.exact),
+                      "unit": None if b.unit is None else str(b.unit),
+                      "configuration": None if b.config is None else config(b.config)} for b in x.best],
+            "front": [config(c) for c in x.front],
+            "rejected": [{"reason": rejection_text(r), "configurations": n} for r, n in x.rejected],
+            "all": [config(c) for c in x.configs()]}

@@ -9,6 +9,21 @@ from __future__ import annotations
 __all__ = ["PHRASES", "LANGUAGES", "phrase"]
 
 _EN = {
+    "explore_title": "Explored {structures} structures, {configurations} configurations ({where}).",
+    "explore_serial": "serially", "explore_workers": "on {workers} Dask workers",
+    "explore_choice": "choice", "explore_axis": "over", "explore_require": "require",
+    "explore_best": "Best {objective} ({sense}):", "explore_max": "maximised", "explore_min": "minimised",
+    "explore_none": "no configuration satisfies every constraint",
+    "explore_front_title": "Pareto front of {first} and {second}: {count} configurations",
+    "explore_configuration": "configuration", "explore_more": "... and {count} more (see --csv or --json)",
+    "explore_rejected": "Rejected (configurations, why):",
+    "explore_constraint": "{constraint} does not hold",
+    "explore_weights": "the weights alone need {weights} per chip, more than the {capacity} of {hardware} (not analysed)",
+    "explore_file": "the file refuses these settings: {where}: {message}",
+    "explore_error": "not evaluated: {message}",
+    "explore_as_written": "the file as written",
+    "explore_feasible": "feasible configurations", "explore_front": "Pareto front",
+    "explore_written": "The best configuration for {objective} ({sense}) found by costlang explore: {value}",
     "title": "Derivation: {file}",
     "hardware": "Hardware {name}: peak {peaks}; bandwidth {bw} ({level}); launch overhead {launch}.",
     "conventions": ("Conventions: one FMA = 2 FLOP; SI decimal units; bytes are algorithmic bytes at the "
@@ -141,6 +156,21 @@ _EN = {
 }
 
 _KO = {
+    "explore_title": "구조 {structures}개, 구성 {configurations}개를 탐색했다 ({where}).",
+    "explore_serial": "순차 실행", "explore_workers": "Dask 워커 {workers}개",
+    "explore_choice": "선택", "explore_axis": "범위", "explore_require": "제약",
+    "explore_best": "최선의 {objective} ({sense}):", "explore_max": "최대화", "explore_min": "최소화",
+    "explore_none": "모든 제약을 만족하는 구성이 없다",
+    "explore_front_title": "{first}와 {second}의 파레토 전선: 구성 {count}개",
+    "explore_configuration": "구성", "explore_more": "... 외 {count}개 (--csv나 --json 참조)",
+    "explore_rejected": "제외된 구성 (개수, 이유):",
+    "explore_constraint": "{constraint}를 만족하지 않음",
+    "explore_weights": "가중치만으로 칩당 {weights}가 필요해 {hardware}의 {capacity}를 넘음 (분석하지 않음)",
+    "explore_file": "파일이 이 설정을 거부함: {where}: {message}",
+    "explore_error": "평가하지 못함: {message}",
+    "explore_as_written": "파일 그대로",
+    "explore_feasible": "가능한 구성", "explore_front": "파레토 전선",
+    "explore_written": "costlang explore가 찾은 {objective}의 최선 구성 ({sense}): {value}",
     "title": "유도 과정: {file}",
     "hardware": "하드웨어 {name}: 피크 {peaks}; 대역폭 {bw} ({level}); 런치 오버헤드 {launch}.",
     "conventions": ("가정: FMA 1회 = 2 FLOP; SI 십진 단위; 데이터 이동량은 {level:을} 오가는 알고리즘 바이트"
