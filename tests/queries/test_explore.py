@@ -1,0 +1,156 @@
+"""Explore: structures analysed once each, numeric ranges swept on them, constraints decided exactly at
+equality, the best per objective, the Pareto front, rejections with their reasons, and a Dask run that
+answers what the serial one does."""
+from pathlib import Path
+
+import pytest
+import sympy
+
+from costlang.cli import main
+from costlang.queries.explore import (Search, evaluate_structure, parse_choice, parse_constraint,
+                                      parse_objective, run_search)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# note_virtual: 20 TFLOP/s fp32, 1 TB/s, 16 GB, no launch overhead. y = x·W with x: fp32[B, d],
+# W: fp32[d, d]: FLOPs 2·B·d², bytes 4·(2·B·d + d²), so
+#   T_compute = B·d²/10^13 s, T_memory = 4·(2·B·d + d²)/10^12 s.
+# d = 512: T_memory = (4096·B + 1,048,576)/10^12; I = B·d/(2·(2B + d)) = 20 at B = 20480/432 ≈ 47.4.
+#   B = 16: 1.114112 µs; B = 32: 1.179648 µs (memory-bound); B = 64: T_compute = 1.6777216 µs.
+# d = 1024: the weights alone take 4,194,304 B / 10^12 B/s ≈ 4.19 µs: never within 1.2 µs.
+# d = 65536: W is 4·65536² = 17,179,869,184 B > 16 GB: rejected before any analysis.
+TOY = """use hardware note_virtual
+dim B = 8
+dim d = 512
+input x: fp32[B, d]
+weight W: fp32[d, d]
+y = matmul(x, W)
+query "tokens/s" = B / t_kernel(y) in tokens/s
+"""
+
+
+def _search(constraint="t_kernel(y) <= 1.2 us", choices=("d=512,1024,65536",), objectives=None, axes=("B=1..64:pow2",)):
+    return Search(TOY, "toy.cost", (), tuple(parse_choice(c) for c in choices), axes,
+                  (parse_constraint("fits"), parse_constraint(constraint)),
+                  tuple(objectives or (parse_objective("tokens/s", "max"),)))
+
+
+def test_the_best_configuration_is_the_hand_derived_one():
+    x = run_search(_search())
+    best = x.best[0]
+    # d = 512, B = 32: 32 / 1.179648 µs = 10^12/36864 = 244140625/9 tokens/s (B = 64 takes 1.68 µs)
+    assert best.config.settings == (("d", "512"),) and best.config.values == (("B", 32.0),)
+    assert best.exact == sympy.Rational(244140625, 9)
+    reasons = dict((r.kind, n) for r, n in x.rejected)
+    assert reasons["weights"] == 1          # d = 65536, one configuration standing for the structure
+    # d = 1024: all 7 points fail the time limit; d = 512: B = 64 fails it
+    assert reasons["constraint"] == 8
+    assert x.evaluated == 7 + 7 + 1
+
+
+def test_a_limit_met_exactly_holds_and_a_strict_one_does_not():
+    # 1.179648 µs is T_kernel at d = 512, B = 32 exactly: `<=` keeps it, `<` drops it to B = 16,
+    # 16 / 1.114112 µs = 10^12/69632 = 244140625/17 tokens/s
+    x = run_search(_search("t_kernel(y) <= 1.179648 us", choices=("d=512",)))
+    assert x.best[0].config.values == (("B", 32.0),)
+    x = run_search(_search("t_kernel(y) < 1.179648 us", choices=("d=512",)))
+    assert x.best[0].config.values == (("B", 16.0),)
+    assert x.best[0].exact == sympy.Rational(244140625, 17)
+
+
+def test_weights_that_cannot_fit_are_rejected_before_analysis():
+    r = evaluate_structure(_search(), 2, (("d", "65536"),))
+    assert r.status == "pruned" and r.reason.kind == "weights"
+    assert r.reason.weights == 4 * 65536 ** 2 and r.reason.capacity == 16 * 10 ** 9
+
+
+def test_a_structure_the_file_refuses_carries_the_files_error():
+    r = evaluate_structure(_search(), 0, (("hardware", "chapter_gpu"),))   # the chapter's GPU states fp16 only
+    assert r.status == "rejected" and r.reason.kind == "file" and r.reason.where == "toy.cost:6:5"
+    assert "states no peak FLOP/s for fp32" in r.reason.message
+
+
+def test_the_pareto_front_of_a_trade_off():
+    # maximise tokens/s, minimise the time: at d = 512 every feasible point (B = 1 .. 32, memory-bound:
+    # more tokens/s and more time as B grows) is on the front, best tokens/s first
+    objectives = (parse_objective("tokens/s", "max"), parse_objective("t_kernel(y)", "min"))
+    x = run_search(_search(choices=("d=512,1024",), objectives=objectives))
+    assert [c.values for c in x.front] == [(("B", float(b)),) for b in (32, 16, 8, 4, 2, 1)]
+    # the fastest: B = 1, T_memory = (4096 + 1,048,576)/10^12 s = 1.052672 µs
+    assert x.best[1].exact == sympy.Rational(1052672, 10 ** 12)
+
+
+def test_without_numeric_axes_each_structure_is_one_point():
+    x = run_search(_search(choices=("d=512,1024",), axes=()))
+    # B = 8 as written, d = 512: 4·(2·8·512 + 512²)/10^12 = 1,081,344 ps; 8 / that = 10^12/135168 tokens/s
+    assert x.best[0].exact == sympy.Rational(10 ** 12, 135168)
+    assert x.evaluated == 2
+
+
+def test_a_dask_cluster_of_two_workers_answers_what_the_serial_run_does():
+    distributed = pytest.importorskip("dask.distributed", reason="Dask is in the explore and test extras")
+    search = _search(choices=("d=512,1024,65536", "hardware=note_virtual,chapter_gpu"))
+    serial = run_search(search)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        parallel = run_search(search, client)
+    assert parallel.workers == 2
+    assert list(parallel.configs()) == list(serial.configs())
+    assert parallel.best == serial.best and parallel.front == serial.front and parallel.rejected == serial.rejected
+
+
+def test_the_command_prints_the_best_and_writes_a_file_that_runs_it(tmp_path, capsys):
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    out = tmp_path / "best.cost"
+    assert main(["explore", str(f), "--choose", "d=512,1024", "--over", "B=1..64:pow2", "--require",
+                 "t_kernel(y) <= 1.2 us", "--maximize", "tokens/s", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Explored 2 structures, 14 configurations (serially)." in text
+    assert "d = 512, B = 32" in text
+    assert "scenario explored { d = 512; B = 32 }\nuse scenario explored" in out.read_text()
+    assert main(["run", str(out)]) == 0
+    assert "tokens/s ≈ 27126736 tokens/s" in capsys.readouterr().out   # 244140625/9
+
+
+def test_the_written_file_runs_the_best_configuration(tmp_path):
+    from costlang import load_string
+    m = load_string(TOY + "scenario explored { d = 512; B = 32 }\nuse scenario explored\n")
+    a = m.analyze()
+    assert a.value(a.queries[0].value.expr) == sympy.Rational(244140625, 9)
+
+
+def test_use_scenario_names_a_scenario_of_the_file():
+    from costlang import load_string
+    from costlang.errors import CostlangError
+    with pytest.raises(CostlangError, match="unknown scenario 'best'"):
+        load_string(TOY + "use scenario best\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--choose", "d"], "expected a choice such as"),
+    (["--choose", "d=512,512"], "listed twice"),
+    (["--require", "t_kernel(y)"], "expected a constraint"),
+    (["--over", "Q=1..4"], "cannot sweep 'Q'"),
+])
+def test_bad_arguments_are_positioned_errors(tmp_path, capsys, args, message):
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    assert main(["explore", str(f), "--maximize", "tokens/s", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_objective_is_required(tmp_path, capsys):
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    assert main(["explore", str(f)]) == 2
+    assert "explore needs an objective" in capsys.readouterr().err
+
+
+def test_llama3_70b_in_bf16_on_one_h100_is_rejected_before_analysis():
+    # 70,553,706,496 parameters in bf16: 141,107,412,992 B of weights on one chip > 80 GB (H100 SXM)
+    f = ROOT / "examples" / "explore" / "llama3_70b_serving.cost"
+    search = Search(f.read_text(), str(f), (), (parse_choice("hardware=h100_sxm"), parse_choice("n=1")), (),
+                    (parse_constraint("fits"),), (parse_objective("tokens/s per chip", "max"),))
+    r = evaluate_structure(search, 0, (("hardware", "h100_sxm"), ("n", "1")))
+    assert r.status == "pruned" and r.reason.weights == 141_107_412_992 and r.reason.capacity == 80 * 10 ** 9
