@@ -10,6 +10,8 @@ it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
 - a 12-scenario `compare` of the 8-layer model against one run of it;
 - a training step of the zoo's Llama-3-70B (80 layers, one `repeat`) against its forward step;
 - a 10⁶-point sweep (1000 × 1000), after start-up, in process;
+- an `explore` search, configurations per second, serially and on a local Dask cluster of 2 workers
+  (wall-clock seconds: the point of the workers is the wall clock; the cluster's start is left out);
 - llm-analysis (optional: `pip install llm-analysis`), decode latency of Llama-2-70B for batch
   1..100, per configuration, against costlang's sweep of the same question.
 """
@@ -152,6 +154,7 @@ def main(argv=None) -> int:
         _scenarios(t, Path(tmp), repeat)
         _training(t, Path(tmp), repeat)
     _sweep(t)
+    _explore(t)
     _peer(t)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}, "
           f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.1f}")
@@ -291,6 +294,41 @@ def _sweep(t: Table) -> None:
     rate = 10 ** 6 / s
     t.add("sweep 1000 × 1000 = 10⁶ points, 2 outputs, after start-up", s, "≤ 0.5 s", s <= 0.5)
     t.add(f"  = {rate / 1e6:.1f} M points/s per output", s / 2, "≥ 10⁷ points/s", rate >= 1e7)
+
+
+#: 24 structures (8 widths × 3 chips), each swept over 11 batch sizes: 264 configurations
+_EXPLORE = ("use hardware h100_sxm\ndim B = 8\ndim d = 512\ninput x: bf16[B, d]\nweight W: bf16[d, d]\n"
+            "h = matmul(x, W)\ny = gelu(h)\nquery \"tokens/s\" = B / t_kernel() in tokens/s\n")
+
+
+def _explore(t: Table) -> None:
+    from costlang.budget import limit
+    from costlang.queries.explore import Search, parse_choice, parse_constraint, parse_objective, run_search
+    search = Search(_EXPLORE, "explore.cost", (),
+                    (parse_choice("d=512,1024,2048,4096,8192,12288,16384,32768"),
+                     parse_choice("hardware=h100_sxm,h200,b200")), ("B=1..1024:pow2",),
+                    (parse_constraint("fits"),), (parse_objective("tokens/s", "max"),), budget=1000)
+    with limit(1000):
+        start = time.perf_counter()
+        serial = run_search(search)
+        one = time.perf_counter() - start
+    rate = serial.evaluated / one
+    t.add(f"explore, {serial.evaluated} configurations ({len(serial.results)} analyses), serial, wall s",
+          one, f"{rate:.0f} configurations/s", ratio=1.0)
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        return
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        client.run(lambda: __import__("costlang.queries.explore"))   # the workers' imports are start-up too
+        start = time.perf_counter()
+        parallel = run_search(search, client)
+        two = time.perf_counter() - start
+    same = list(parallel.configs()) == list(serial.configs())
+    t.add(f"  on 2 Dask workers, wall s (× = speed-up; same answer: {'yes' if same else 'NO'})", two,
+          f"{parallel.evaluated / two:.0f} configurations/s; faster than serial", same and two < one,
+          ratio=one / two)
 
 
 def _peer(t: Table) -> None:
