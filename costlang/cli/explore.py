@@ -53,11 +53,23 @@ def add_parsers(sub) -> list:
     return [ex]
 
 
-def _search(args):
-    from pathlib import Path
+def _flags(args) -> bool:
+    return bool(args.choose or args.over or args.require or args.maximize or args.minimize)
 
-    from costlang.budget import budget_seconds
-    from costlang.queries.explore import Search, parse_choice, parse_constraint, parse_objective
+
+def _source(args) -> str:
+    from pathlib import Path
+    try:
+        return Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        from costlang.errors import CostImportError, Source, Span
+        raise CostImportError(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}",
+                              Span(Source(args.file, ""), 1, 1, 1, 1)) from None
+
+
+def _search(args, source: str):
+    """The search the command-line flags describe."""
+    from costlang.queries.explore import parse_choice, parse_constraint, parse_objective
     objectives = [parse_objective(t, "max") for t in args.maximize] + [parse_objective(t, "min")
                                                                         for t in args.minimize]
     if not objectives:
@@ -66,23 +78,77 @@ def _search(args):
     if len(args.over) > 2:
         raise ArgumentError("explore sweeps at most two numeric choices", argument_span("--over", args.over[2]),
                             "make the others --choose lists")
-    if args.workers < 1:
-        raise ArgumentError("--workers is a positive whole number", argument_span("--workers", str(args.workers)))
-    path = Path(args.file)
+    return _make(args, source, [parse_choice(t) for t in args.choose], args.over,
+                 [parse_constraint(t) for t in args.require], objectives)
+
+
+def _make(args, source, choices, axes, constraints, objectives):
+    from costlang.budget import budget_seconds
+    from costlang.queries.explore import Search
+    return Search(source, str(args.file), tuple(args.set), tuple(choices), tuple(axes), tuple(constraints),
+                  tuple(objectives), fusion=args.fusion, hardware=args.hardware, budget=budget_seconds())
+
+
+def _file_searches(args, source: str) -> list:
+    """The file's `explore` statements, each a search (with the statement's spans for its errors)."""
+    from costlang import load
+    from costlang.queries.explore import parse_choice, parse_constraint, parse_objective
+    statements = load(args.file).program.explores
+    if not statements:
+        raise ArgumentError("nothing to explore: the file has no `explore` statement and the command gives no "
+                            "--maximize or --minimize", argument_span("--maximize", ""),
+                            "add an `explore { choose ...; maximize ... }` statement, or the flags")
+    out = []
+    for st in statements:
+        with _at_statement(st):
+            if not st.objectives:
+                raise ArgumentError("an explore statement needs an objective (maximize or minimize)", None)
+            if len(st.axes) > 2:
+                raise ArgumentError("explore sweeps at most two numeric choices", st.axes[2][1],
+                                    "make the others `choose` lists")
+            choices = [_placed(parse_choice, span, t) for t, span in st.choices]
+            constraints = [_placed(parse_constraint, span, t) for t, span in st.constraints]
+            objectives = [_placed(parse_objective, span, t, sense) for sense, t, span in st.objectives]
+        out.append((st, _make(args, source, choices, [t for t, _ in st.axes], constraints, objectives)))
+    return out
+
+
+def _placed(fn, span, *a):
+    """`fn(*a)`, its error moved from the command-line text to the statement's line."""
+    from costlang.errors import CostlangError
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        from costlang.errors import CostImportError, Source, Span
-        raise CostImportError(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}",
-                              Span(Source(args.file, ""), 1, 1, 1, 1)) from None
-    return Search(source, str(path), tuple(args.set), tuple(parse_choice(t) for t in args.choose),
-                  tuple(args.over), tuple(parse_constraint(t) for t in args.require), tuple(objectives),
-                  fusion=args.fusion, hardware=args.hardware, budget=budget_seconds())
+        return fn(*a)
+    except CostlangError as e:
+        e.span = span
+        raise
 
 
-def _check(search) -> None:
+class _at_statement:
+    """Errors about an explore statement's parts (found by the command-line checks) point at the
+    part's line (`span`), or at the statement."""
+
+    def __init__(self, statement, span=None):
+        self.statement, self.span = statement, span
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        from costlang.errors import CostlangError
+        if isinstance(e, CostlangError) and (e.span is None or e.span.source.name.startswith("--")):
+            e.span = self.span or self.statement.span
+        return False
+
+
+def _check(search, statement=None) -> None:
     """What every structure would refuse alike is refused once, here: the file, the `--set`s, the
-    ranges and the constraints' and objectives' syntax (their meaning is checked per structure)."""
+    ranges and the constraints' and objectives' syntax (their meaning is checked per structure). For a
+    statement, an error about one of its lines points at that line."""
+    spans = {}
+    if statement is not None:
+        spans = {**{t: sp for t, sp in statement.axes}, **{t.partition("=")[0]: sp for t, sp in statement.choices},
+                 **{t: sp for t, sp in statement.constraints}, **{t: sp for _, t, sp in statement.objectives}}
+    at = lambda key: _at_statement(statement, spans.get(key)) if statement is not None else _nowhere()  # noqa: E731
     from costlang.frontend.edits import apply_settings
     from costlang.frontend.parser import parse
     from costlang.frontend.settings import parse_settings
@@ -93,30 +159,67 @@ def _check(search) -> None:
     if search.settings:
         program = apply_settings(program, [o for t in search.settings for o in parse_settings(t)])
     for text in search.axes:
-        parse_axis(program, text)
+        with at(text):
+            parse_axis(program, text)
+    for c in search.choices:   # a chip or a fusion mode is checked without an analysis: a typo fails at once
+        if c.name in ("hardware", "hw", "fusion"):
+            for v in c.values:
+                with at(c.name):
+                    apply_settings(program, parse_settings(f"{c.name} = {v}", "--choose"))
     for c in search.constraints:
         for side in (c.left, c.right):
-            parse(f"query {side}", "--require")
+            with at(c.text):
+                parse(f"query {side}", "--require")
     for o in search.objectives:
         if not any(q.name == o.text for q in program.queries):
-            parse(f"query {o.text}", f"--{o.sense}imize")
+            with at(o.text):
+                parse(f"query {o.text}", f"--{o.sense}imize")
+
+
+class _nowhere:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def explore_command(args) -> str:
-    from costlang.queries.explore import run_search
-    search = _search(args)
-    _check(search)
+    if args.workers < 1:
+        raise ArgumentError("--workers is a positive whole number", argument_span("--workers", str(args.workers)))
+    source = _source(args)
+    if _flags(args):
+        searches = [(None, _search(args, source))]
+    else:
+        searches = _file_searches(args, source)
+    for statement, search in searches:
+        _check(search, statement)
     progress = _progress() if sys.stderr.isatty() else None
+    results = []
     if args.scheduler or args.workers > 1:
         client, cluster = _client(args)
         try:
-            result = run_search(search, client, progress)
+            results = [_run(s, client, progress) for _, s in searches]
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
     else:
-        result = run_search(search, None, progress)
+        results = [_run(s, None, progress) for _, s in searches]
+    if len(results) > 1 and (args.plot or args.output or args.csv or args.json):
+        raise ArgumentError("the file has several explore statements: --plot, -o, --csv and --json take one",
+                            argument_span("--plot" if args.plot else "-o", args.plot or args.output or ""),
+                            "keep one explore statement, or give the search as flags")
+    labels = [st.label if st is not None else None for st, _ in searches]
+    return "\n".join(_printed(args, r, label) for r, label in zip(results, labels))
+
+
+def _run(search, client, progress):
+    from costlang.queries.explore import run_search
+    return run_search(search, client, progress)
+
+
+def _printed(args, result, label) -> str:
     if args.plot:
         _plot(args, result)
     if args.output:
@@ -135,7 +238,8 @@ def explore_command(args) -> str:
         from costlang.printers.data.whatif import exploration_dict
         return dumps(exploration_dict(result))
     from costlang.printers.text.explore import exploration_lines
-    return "\n".join(exploration_lines(result)) + "\n"
+    head = [] if label is None else [f"explore {label}"]
+    return "\n".join(head + exploration_lines(result)) + "\n"
 
 
 def _client(args):

@@ -16,7 +16,7 @@ from costlang.errors import Span
 # expressions are IR nodes, shared with the IR (lets, queries, solves, scenario settings)
 from costlang.ir.expr import BinOp, Call, Const, Expr, Name, Neg, Num, Option, Quantity  # noqa: F401
 # the statements a program answers are IR records already (the AST's are the same): one copy
-from costlang.ir.statements import Compare, Let, Query, Scenario, Solve  # noqa: F401
+from costlang.ir.statements import Compare, Explore, Let, Query, Scenario, Solve  # noqa: F401
 
 
 # --- statements ------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ class FusionMode:
 
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
                   Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return,
-                  SystemDef, Shard, Parallel, GradDef, Train]
+                  SystemDef, Shard, Parallel, GradDef, Train, Explore]
 
 
 @dataclass(frozen=True)

@@ -407,6 +407,51 @@ class _ToAst:
     def scenario_stmt(self, meta, c):
         return ast.Scenario(self._plain(c[0]), _options(c[1:]), self._span(meta))
 
+    def explore_stmt(self, meta, c):
+        label = str(c[0])[1:-1] if c and isinstance(c[0], Token) and c[0].type == "STRING" else "explore"
+        parts = {"choose": [], "over": [], "require": [], "objective": []}
+        for kind, item in (x for x in c if isinstance(x, tuple)):
+            parts[kind].append(item)
+        return ast.Explore(label, tuple(parts["choose"]), tuple(parts["over"]), tuple(parts["require"]),
+                           tuple(parts["objective"]), self._span(meta))
+
+    def choose_item(self, meta, c):
+        name, *values = c
+        return "choose", (f"{name}={','.join(v.span.text for v in values)}", self._span(meta))
+
+    def over_item(self, meta, c):
+        """`over B = pow2(1, 512)` (also lin/log with a count) is the range `B=1..512:pow2`; a list of
+        values is itself (`B=1,8,64`)."""
+        name, *values = c
+        (first,) = values[:1]
+        if len(values) == 1 and isinstance(first, ast.Call) and first.func in ("pow2", "lin", "log"):
+            if not (2 <= len(first.args) <= (2 if first.func == "pow2" else 3)) or first.kwargs:
+                raise CostSyntaxError(f"{first.func}() takes the two ends of the range"
+                                      + ("" if first.func == "pow2" else " and, optionally, the number of points"),
+                                      first.span, f"e.g. over {name} = {first.func}(1, 512"
+                                      + (")" if first.func == "pow2" else ", 10)"))
+            lo, hi, *count = (a.span.text for a in first.args)
+            text = f"{name}={lo}..{hi}:{first.func}" + (f":{count[0]}" if count else "")
+            return "over", (text, self._span(meta))
+        return "over", (f"{name}={','.join(v.span.text for v in values)}", self._span(meta))
+
+    def require_item(self, meta, c):
+        lhs, op, rhs = c[0]
+        return "require", (f"{lhs.span.text} {op} {rhs.span.text}", self._span(meta))
+
+    def require_fits(self, meta, c):
+        return "require", ("fits", self._span(meta))
+
+    def maximize_item(self, meta, c):
+        return "objective", ("max", self._objective(c[0]), self._span(meta))
+
+    def minimize_item(self, meta, c):
+        return "objective", ("min", self._objective(c[0]), self._span(meta))
+
+    @staticmethod
+    def _objective(what) -> str:
+        return str(what)[1:-1] if isinstance(what, Token) else what.span.text
+
     def compare_stmt(self, meta, c):
         return ast.Compare(tuple(ast.Name(str(t), self._tspan(t)) for t in c), self._span(meta))
 

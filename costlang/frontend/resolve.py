@@ -489,6 +489,10 @@ class _Resolver:
         check_scenario(self, s)
         self.program.scenarios[s.name] = s
 
+    def stmt_Explore(self, s: ast.Explore, path) -> None:
+        if self.depth == 1:   # a search of an imported file is that file's own business
+            self.program.explores.append(s)
+
     def stmt_Compare(self, s: ast.Compare, path) -> None:
         for n in s.scenarios:
             if n.id != "baseline" and n.id not in self.program.scenarios:

@@ -290,6 +290,7 @@ class Program:
     #: `use scenario NAME` in the main file: the program is analysed under that scenario's settings
     used_scenario: Optional[tuple] = None   # (name, span)
     compares: list[Compare] = field(default_factory=list)
+    explores: list = field(default_factory=list)   # `explore` statements (ir.statements.Explore), run by the command
     #: what-if settings applied to the file as written (`--set`, a scenario), as their text
     settings: tuple[str, ...] = ()
     #: blocks (their signatures), block calls and repeats (frontend.blocks)

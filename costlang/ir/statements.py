@@ -64,6 +64,19 @@ class Compare:
 
 
 @dataclass(frozen=True)
+class Explore:
+    """`explore [label] { ... }`: a design-space search, kept as the texts the command line takes
+    (`costlang explore --choose/--over/--require/--maximize`), each with its span, so that the
+    statement and the command run one search engine (`queries.explore`)."""
+    label: str
+    choices: tuple[tuple[str, Span], ...]        # "NAME=V1,V2"
+    axes: tuple[tuple[str, Span], ...]           # "NAME=LO..HI:SPACING[:COUNT]" or "NAME=V1,V2"
+    constraints: tuple[tuple[str, Span], ...]    # "fits" or "LEFT <= RIGHT"
+    objectives: tuple[tuple[str, str, Span], ...]  # (sense "max"/"min", text, span)
+    span: Span
+
+
+@dataclass(frozen=True)
 class BlockParam:
     """A block's parameter: `x: dt[n, d]` (kind "tensor"), `f: dim`, `s: param` or `dt: dtype`."""
     name: str

@@ -143,7 +143,7 @@ def test_bad_arguments_are_positioned_errors(tmp_path, capsys, args, message):
 def test_an_objective_is_required(tmp_path, capsys):
     f = tmp_path / "toy.cost"
     f.write_text(TOY)
-    assert main(["explore", str(f)]) == 2
+    assert main(["explore", str(f), "--choose", "d=512,1024"]) == 2
     assert "explore needs an objective" in capsys.readouterr().err
 
 
@@ -154,3 +154,63 @@ def test_llama3_70b_in_bf16_on_one_h100_is_rejected_before_analysis():
                     (parse_constraint("fits"),), (parse_objective("tokens/s per chip", "max"),))
     r = evaluate_structure(search, 0, (("hardware", "h100_sxm"), ("n", "1")))
     assert r.status == "pruned" and r.reason.weights == 141_107_412_992 and r.reason.capacity == 80 * 10 ** 9
+
+
+STATEMENT = TOY + """explore "widest batch" {
+  choose d = 512, 1024, 65536
+  over B = pow2(1, 64)
+  require fits
+  require t_kernel(y) <= 1.2 us
+  maximize "tokens/s"
+  minimize t_kernel(y)
+}
+"""
+
+
+def test_the_explore_statement_is_the_commands_search(tmp_path, capsys):
+    f = tmp_path / "stmt.cost"
+    f.write_text(STATEMENT)
+    assert main(["explore", str(f)]) == 0
+    from_file = capsys.readouterr().out
+    assert from_file.startswith("explore widest batch\nExplored 3 structures, 15 configurations (serially).")
+    assert main(["explore", str(f), "--choose", "d=512,1024,65536", "--over", "B=1..64:pow2", "--require", "fits",
+                 "--require", "t_kernel(y) <= 1.2 us", "--maximize", "tokens/s", "--minimize", "t_kernel(y)"]) == 0
+    assert from_file == "explore widest batch\n" + capsys.readouterr().out
+    # the same best as by hand above; and `run` ignores the statement
+    assert "d = 512, B = 32" in from_file
+    assert main(["run", str(f)]) == 0
+
+
+def test_the_statement_keeps_its_parts_as_the_commands_texts():
+    from costlang import load_string
+    (st,) = load_string(STATEMENT.replace("pow2(1, 64)", "log(1, 1e3, 4)")).program.explores
+    assert [t for t, _ in st.choices] == ["d=512,1024,65536"]
+    assert [t for t, _ in st.axes] == ["B=1..1e3:log:4"]
+    assert [t for t, _ in st.constraints] == ["fits", "t_kernel(y) <= 1.2 us"]
+    assert [(sense, t) for sense, t, _ in st.objectives] == [("max", "tokens/s"), ("min", "t_kernel(y)")]
+
+
+def test_an_error_in_the_statement_points_at_its_line(tmp_path, capsys):
+    f = tmp_path / "stmt.cost"
+    f.write_text(STATEMENT.replace("choose d = 512, 1024, 65536", "choose hardware = note_virtual, h1000"))
+    assert main(["explore", str(f)]) == 2
+    assert "stmt.cost:9:3: error: unknown hardware 'h1000'" in capsys.readouterr().err
+    f.write_text(STATEMENT.replace("pow2(1, 64)", "pow2(1)"))
+    assert main(["explore", str(f)]) == 2
+    assert "stmt.cost:10:12: error: pow2() takes the two ends of the range" in capsys.readouterr().err
+
+
+def test_nothing_to_explore_is_said(tmp_path, capsys):
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    assert main(["explore", str(f)]) == 2
+    assert "nothing to explore" in capsys.readouterr().err
+
+
+def test_a_grid_of_too_many_structures_is_refused_before_any_analysis(tmp_path, capsys):
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    values = ",".join(str(2 ** i) for i in range(1, 101))          # 100 × 101 = 10,100 > 10,000
+    assert main(["explore", str(f), "--choose", f"d={values}", "--choose", f"B={values},3", "--maximize",
+                 "tokens/s"]) == 2
+    assert "at most 10000 structures" in capsys.readouterr().err
