@@ -46,6 +46,9 @@ def add_parsers(sub) -> list:
     ex.add_argument("-o", "--output", help="write the best configuration (first objective) as a .cost file")
     ex.add_argument("--force", action="store_true", help="replace an existing output file")
     ex.add_argument("--fusion", help="fusion mode (default: the file's)")
+    ex.add_argument("--train", nargs="?", const="", metavar="SETTINGS",
+                    help="explore training steps: the settings of a `train { ... }` statement to add, e.g. "
+                         "\"optimizer = adamw; master = fp32\" (a --choose of recompute, zero ... joins them)")
     ex.add_argument("--hardware", help="analyse on another hardware preset")
     add_set_option(ex)
     add_number_options(ex)
@@ -86,14 +89,15 @@ def _make(args, source, choices, axes, constraints, objectives):
     from costlang.budget import budget_seconds
     from costlang.queries.explore import Search
     return Search(source, str(args.file), tuple(args.set), tuple(choices), tuple(axes), tuple(constraints),
-                  tuple(objectives), fusion=args.fusion, hardware=args.hardware, budget=budget_seconds())
+                  tuple(objectives), fusion=args.fusion, hardware=args.hardware, budget=budget_seconds(),
+                  train=args.train)
 
 
 def _file_searches(args, source: str) -> list:
     """The file's `explore` statements, each a search (with the statement's spans for its errors)."""
     from costlang import load
     from costlang.queries.explore import parse_choice, parse_constraint, parse_objective
-    statements = load(args.file).program.explores
+    statements = load(args.file, train=args.train).program.explores
     if not statements:
         raise ArgumentError("nothing to explore: the file has no `explore` statement and the command gives no "
                             "--maximize or --minimize", argument_span("--maximize", ""),
@@ -154,7 +158,7 @@ def _check(search, statement=None) -> None:
     from costlang.frontend.settings import parse_settings
     from costlang.queries.sweep import parse_axis
     from costlang import load
-    model = load(search.name)
+    model = load(search.name, train=search.train)
     program = model.program
     if search.settings:
         program = apply_settings(program, [o for t in search.settings for o in parse_settings(t)])

@@ -283,8 +283,15 @@ class _Propagation:
         return s[:axis] + s[axis + 1:]
 
     def _rowwise(self, n: OpNode) -> Spec:
-        (x,) = n.inputs
-        s = self.fixed(x, n.span)
+        """A rowwise op (softmax, a norm; in a backward, of several operands of one shape: the output,
+        its gradient): every operand split alike, the rows whole."""
+        specs = [self.fixed(x, n.span) for x in n.inputs]
+        s = specs[0]
+        for x, other in zip(n.inputs[1:], specs[1:]):
+            if other != s:
+                raise SemanticError(f"{n.op.name} reads '{n.inputs[0]}' {_text(s)} and '{x}' {_text(other)}: its "
+                                    "operands must be split alike", n.span)
+        x = n.inputs[0]
         if s and s[-1] is not None:
             raise SemanticError(f"{n.op.name} works on whole rows, but the last dimension of '{x}' is split "
                                 f"over {s[-1]}", n.span, "gather it first: `g = all_gather(x, over = ..., axis = -1)`")

@@ -231,10 +231,16 @@ def _evaluate(search, index, settings) -> StructureResult:
     from costlang.frontend.settings import parse_settings
     from costlang.queries.pipeline import analyze
 
-    model = _build(search.source, search.name, None, train=search.train)
+    from costlang.frontend.training import SETTINGS as TRAIN_SETTINGS
+    # a training setting (recompute, zero, optimizer ...) is a choice of the `train` statement it joins
+    trained = [f"{n} = {v}" for n, v in settings if n in TRAIN_SETTINGS]
+    train = search.train
+    if trained:
+        train = "; ".join(t for t in ((search.train or "").strip(), *trained) if t)
+    model = _build(search.source, search.name, None, train=train)
     options = [o for t in search.settings for o in parse_settings(t)]
     label = "; ".join(f"{n} = {v}" for n, v in settings)
-    options += [o for n, v in settings for o in parse_settings(f"{n} = {v}", "--choose")]
+    options += [o for n, v in settings if n not in TRAIN_SETTINGS for o in parse_settings(f"{n} = {v}", "--choose")]
     with limit(search.budget or DEFAULT_SECONDS), running(f"exploring {label or 'the file'}", None):
         program = apply_settings(model.program, options) if options else model.program
         pruned = _weights_exceed(program)
