@@ -361,6 +361,7 @@ class _Backward:
             name = self.new_name(o, "grad")
             self.r.define("value", name, t.span)
             self.p.tensors[name] = Tensor(name, t.dtype, t.shape, "input", t.span, name, ())
+            self.p.gradient_seeds[name] = o      # split as its forward output is (passes.shard)
             self.contributions.setdefault(o, []).append(name)
         self.recomputed: dict[str, str] = {}
         policy = self.p.training.recompute

@@ -324,6 +324,8 @@ class Program:
     ties: tuple = ()
     #: `train { ... }`: a training step (the backward's nodes follow the forward's)
     training: Optional[Training] = None
+    #: a training step's loss-gradient seeds: seed tensor → the forward output it is the gradient of
+    gradient_seeds: dict[str, str] = field(default_factory=dict)
 
     @property
     def system(self) -> Optional[System]:

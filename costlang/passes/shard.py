@@ -74,7 +74,7 @@ class _Propagation:
         self.batch_split: dict[str, str] = {}        # custom node → the batch axis its stated work splits over
         for split in batch:
             for t in program.tensors.values():
-                if t.role == "input" and t.name not in self.spec and t.shape:
+                if t.role == "input" and t.name not in self.spec and t.shape and t.name not in program.gradient_seeds:
                     self.spec[t.name] = (split.axis,) + (None,) * (len(t.shape) - 1)
                     self.explicit[t.name] = split.span
         # a training step under data parallelism (ZeRO, passes.parallelism.insert_zero)
@@ -119,6 +119,10 @@ class _Propagation:
 
     # --- one node ----------------------------------------------------------------------------
     def node(self, n: OpNode) -> None:
+        for x in n.inputs:   # a loss gradient is split as the forward output it is the gradient of
+            forward = self.program.gradient_seeds.get(x)
+            if forward is not None and self.get(x) is None and self.get(forward) is not None:
+                self.fix(x, self.spec[forward], n.span)
         handler = getattr(self, "_" + n.kind, None)
         out = handler(n) if handler else self._whole(n)
         if self._weight_gradient(n) and self.partial.get(n.name) == self.data.axis:

@@ -234,5 +234,5 @@ def test_a_training_choice_joins_the_train_settings():
 def test_the_training_example_answers_selective_recomputation_in_four_micro_batches(tmp_path, capsys):
     assert main(["explore", str(TRAINING), "--train", TRAIN]) == 0
     out = capsys.readouterr().out
-    assert "Explored 18 structures, 18 configurations (serially)." in out
-    assert "Best step_time() (minimised): 837.5 ms\n  p = 1, recompute = selective, m = 4" in out
+    assert "Explored 72 structures, 72 configurations (serially)." in out
+    assert "Best step_time() (minimised): 837.5 ms\n  t = 1, p = 1, recompute = selective, m = 4" in out
