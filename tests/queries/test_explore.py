@@ -236,3 +236,31 @@ def test_the_training_example_answers_selective_recomputation_in_four_micro_batc
     out = capsys.readouterr().out
     assert "Explored 72 structures, 72 configurations (serially)." in out
     assert "Best step_time() (minimised): 837.5 ms\n  t = 1, p = 1, recompute = selective, m = 4" in out
+
+
+def test_every_configuration_in_csv_and_json_and_the_front_drawn(tmp_path, capsys):
+    import csv
+    import io
+    import json
+    f = tmp_path / "toy.cost"
+    f.write_text(TOY)
+    args = ["explore", str(f), "--choose", "d=512,65536", "--over", "B=1..64:pow2", "--require", "fits",
+            "--require", "t_kernel(y) <= 1.2 us", "--maximize", "tokens/s", "--minimize", "t_kernel(y)"]
+    assert main(args + ["--csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["structure", "d", "B", "tokens/s", "t_kernel(y)", "feasible", "rejected by"]
+    # 7 batch sizes at d = 512, one row standing for the pruned d = 65536
+    assert len(rows) == 1 + 7 + 1
+    b32 = next(r for r in rows[1:] if r[1] == "512" and r[2] == "32.0")
+    assert float(b32[4]) == 1.179648e-06 and b32[5] == "yes"
+    assert rows[-1][1] == "65536" and rows[-1][5] == "no" and "weights alone" in rows[-1][6]
+    assert main(args + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["structures"] == 2 and data["configurations"] == 8
+    assert data["best"][0]["configuration"]["values"] == {"B": 32.0}
+    assert [c["values"]["B"] for c in data["front"]] == [32.0, 16.0, 8.0, 4.0, 2.0, 1.0]
+    png = tmp_path / "front.png"
+    assert main(args + ["--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(args + ["--plot", str(png)]) == 2      # never over an existing file without --force
+    assert "will not replace the existing file" in capsys.readouterr().err
