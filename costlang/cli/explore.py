@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from costlang.cli.common import ArgumentError, add_number_options, add_set_option, argument_span, emit
+from costlang.cli.common import ArgumentError, add_number_options, add_set_option, argument_span
 
 __all__ = ["add_parsers", "explore_command"]
 
