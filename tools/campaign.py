@@ -52,7 +52,9 @@ from tools.fuzz import _mutate, default_sources
 __all__ = ["Case", "make_case", "classify", "run_cases", "CLASSES", "FAILURES", "main"]
 
 SUBCOMMANDS = ("run", "check", "derive", "plot", "sweep", "compare", "hardware", "validate", "calibrate",
-               "ops", "completion", "editor")
+               "ops", "completion", "editor", "explore")
+_WEIGHTS = (14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1, 6)
+_ONLY: list = []   # `--only`: the subcommands drawn (all, by their weights, when empty)
 ANSWER, POSITIONED, USAGE = "answer", "positioned", "usage"
 FAILURES = ("unpositioned", "internal", "memory", "timeout", "escape", "json")
 CLASSES = (ANSWER, POSITIONED, USAGE) + FAILURES
@@ -185,13 +187,33 @@ def _flags(rng: random.Random, sub: str, text: str) -> list[str]:
         maybe(0.3, "--suffix", rng.choice(["_fit", "", "\x1b[31m", "-x", "_2", "a b"]))
     elif sub == "validate":
         maybe(0.3, "OTHER")
+    elif sub == "explore":
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            name = rng.choice(symbols + ["hardware", "weights", "fusion", "recompute", "zz", ""])
+            values = rng.choice([[_value(rng)], [_value(rng), _value(rng)], _HARDWARE[:3],
+                                 [str(2 ** i) for i in range(rng.choice([3, 120]))], ["", ""],
+                                 [rng.choice(_HOSTILE_ARGS)]])
+            out += ["--choose", f"{name}={','.join(values)}"]
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            out += ["--over", _range(rng, symbols)]
+        for _ in range(rng.choice([0, 1, 2])):
+            out += ["--require", rng.choice(["fits", f"{_show(rng, text)} <= 1 s", "t_kernel() < 0 s",
+                                             "footprint() >= capacity()", "flops() <= 1 s", _show(rng, text)])]
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            out += [rng.choice(["--maximize", "--minimize"]), _show(rng, text)]
+        maybe(0.2, rng.choice(["--json", "--csv"]))
+        if pick() < 0.1:
+            out += ["--plot", rng.choice(["OUT/f.png", "OUT/f.txt", "FILE"])]
+        if pick() < 0.1:
+            out += ["-o", rng.choice(["OUT/best.cost", "FILE", "OTHER"])]
+            maybe(0.5, "--force")
     maybe(0.05, "--time-budget", rng.choice(["0.05", "1e308", "0", "-1", "nan"]))
     maybe(0.02, "--debug")
     return out
 
 
 def _command(rng: random.Random, text: str) -> tuple:
-    sub = rng.choices(SUBCOMMANDS, [14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1])[0]
+    sub = rng.choices(SUBCOMMANDS, _WEIGHTS)[0] if not _ONLY else rng.choice(_ONLY)
     if sub == "hardware":
         argv = ["hardware"] + rng.choice([[], ["--file", "FILE"], ["show", rng.choice(_HARDWARE)],
                                           ["show", rng.choice(_HARDWARE), "--file", "FILE"], ["show"]])
@@ -434,9 +456,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--memory-mb", type=int, default=2048, help="address space per case")
     ap.add_argument("--out", default="campaign-out", help="folder for failures.jsonl and counts.json")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
+    ap.add_argument("--only", action="append", default=[], choices=SUBCOMMANDS, metavar="SUBCOMMAND",
+                    help="draw only this subcommand (repeatable), e.g. a new surface")
     ap.add_argument("--replay", type=int, metavar="SEED",
                     help="write case SEED's files to OUT/case-SEED and print its command line; run nothing")
     args = ap.parse_args(argv)
+    _ONLY[:] = args.only
     paths = [Path(p) for p in args.paths] or default_sources()
     sources = [(str(p), p.read_text(encoding="utf-8")) for p in paths]
     out = Path(args.out)

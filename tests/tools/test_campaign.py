@@ -43,9 +43,8 @@ def test_the_classifier(status, out, err, argv, expected):
 
 
 def test_a_run_of_cases_has_no_failure():
-    # four cases by default (seeds 0-3: validate of two mutated files, validate --debug, run
-    # --compare-fusion, check --hardware on a file cut short; a few seconds); COSTLANG_CAMPAIGN=N
-    # runs N cases on every CPU instead
+    # four cases by default (seeds 0-3, a few seconds); COSTLANG_CAMPAIGN=N runs N cases on every
+    # CPU instead
     n = LONG or 4
     results = campaign.run_cases(range(n), SOURCES, mode="fork", jobs=(os.cpu_count() or 1) if LONG else 2, wall=60)
     assert len(results) == n
