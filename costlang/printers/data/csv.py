@@ -79,11 +79,33 @@ def sweep_csv(sw) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
+    # Numbers need no quoting, so the rows are joined directly (the csv module is kept for the header and
+    # the few rows that carry a crossing's words): a million rows are written in about a second.
+    cells = [_reprs(c) for c in (*sw.grid, *sw.columns)]
+    lines = list(map(",".join, zip(*cells))) if cells else []
+    marked = [i for i, m in enumerate(sw.marks) if m]
+    for i in marked:
+        one = io.StringIO()
+        csv.writer(one, lineterminator="").writerow([spreadsheet_safe(mark_text(sw.marks[i]))])
+        lines[i] += "," + one.getvalue()
+    tail = "," if lines else ""
+    if lines:
+        marked_set = set(marked)
+        lines = [line if i in marked_set else line + tail for i, line in enumerate(lines)] if marked else \
+            [line + tail for line in lines]
+    return buf.getvalue() + "".join(f"{line}\n" for line in lines)
+
+
+def _reprs(column) -> list:
+    """repr of every float of a column (the shortest text that reads back as the same float), each
+    distinct value formatted once: a grid's columns repeat a few values a million times."""
     import numpy as np  # only sweeps need numpy: `costlang run` never imports it
-    # column by column (tolist gives Python floats at C speed); repr is the shortest exact text
-    cells = [list(map(repr, np.asarray(c, dtype=float).tolist())) for c in (*sw.grid, *sw.columns)]
-    w.writerows(zip(*cells, map(mark_text, sw.marks)))
-    return buf.getvalue()
+    values = np.asarray(column, dtype=float)
+    distinct, index = np.unique(values, return_inverse=True)
+    if len(distinct) * 4 > len(values):
+        return list(map(repr, values.tolist()))
+    texts = np.asarray(list(map(repr, distinct.tolist())), dtype=object)
+    return texts[index.ravel()].tolist()
 
 
 def exploration_csv(x) -> str:
