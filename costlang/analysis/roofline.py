@@ -283,8 +283,10 @@ def _compute(program: Program, hw: Hardware, k: Kernel, cost: KernelCost):
 
 
 def unit_of(node) -> str:
-    """Matmuls (and custom kernels) run on the matrix units; elementwise, reductions and row-wise
-    ops on the vector units."""
+    """Matmuls (and custom kernels, unless they say `units = vector`) run on the matrix units;
+    elementwise, reductions and row-wise ops on the vector units."""
+    if node.kind == "custom":
+        return node.option("units") or "matrix"
     return "vector" if node.kind in ("elementwise", "reduce", "rowwise") else "matrix"
 
 

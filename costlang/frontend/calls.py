@@ -201,7 +201,8 @@ def _custom_call(r, s: ast.Assign, inputs):
         raise SemanticError("a custom kernel states its result with `-> dtype[shape]`",
                             (call.kwargs[0].span if call.kwargs else call.as_dtype.span))
     math_opt = [o for o in call.body if o.name == "math"]
-    opts = r.options([o for o in call.body if o.name != "math"], _CUSTOM_OPTIONS, "custom kernel")
+    units = _units(call.body)
+    opts = r.options([o for o in call.body if o.name not in ("math", "units")], _CUSTOM_OPTIONS, "custom kernel")
     tensor = None
     if call.result_type is not None:
         dtype = r.dtype(call.result_type.dtype, call.result_type.dtype_span)
@@ -212,8 +213,22 @@ def _custom_call(r, s: ast.Assign, inputs):
                   opts.get("flops", sympy.Integer(0)), math, call.span,
                   reads=opts.get("reads"), writes=opts.get("writes"), scope=r.scope_path,
                   repeat=r.repeat_path, options=tuple((k, opts[k]) for k in ("experts", "top_k", "gathers", "backward_flops",
-                                                        "backward_reads", "backward_writes") if k in opts))
+                                                        "backward_reads", "backward_writes") if k in opts)
+                  + ((("units", units),) if units else ()))
     return node, tensor
+
+
+def _units(body) -> str:
+    """`units = vector` (or `matrix`, the default): the units a custom kernel's FLOPs run on, so its
+    time uses that peak (an optimizer's update is elementwise work, on the vector units)."""
+    found = [o for o in body if o.name == "units"]
+    if not found:
+        return ""
+    value = found[0].value
+    if not isinstance(value, ast.Name) or value.id not in ("matrix", "vector"):
+        raise SemanticError("`units` is `matrix` or `vector`: the units the kernel's FLOPs run on", value.span,
+                            "e.g. `units = vector` for elementwise work such as an optimizer's update")
+    return value.id
 
 
 def _math_dtype(r, s, math_opt, inputs, tensor):

@@ -7,6 +7,7 @@ parameters and each matmul does 2·B·D·D = 34359738368 FLOPs.
 from __future__ import annotations
 
 import pytest
+import sympy
 
 from costlang import CostlangError, load_string
 
@@ -109,3 +110,19 @@ def test_an_unknown_optimizer_is_an_error_with_a_suggestion():
         load_string(model("optimizer = adamv")).analyze()
     assert "there is no optimizer 'adamv'" in str(e.value)
     assert "did you mean 'adam'?" in str(e.value)
+
+
+def test_the_update_runs_on_the_vector_units():
+    # AdamW with fp32 masters: 14 FLOPs per parameter in fp32 on the H100's vector units (33.5 TFLOP/s,
+    # not the 67 TFLOP/s of its fp32 tensor-core peak): 14·N / 33.5e12 s = 469,762,048 / 33.5e12 s
+    # ≈ 14.02 µs; its bytes, 2 + 12 read and 12 + 2 written per parameter, 28·N / 3.35e12 s ≈ 280.5 µs
+    a = load_string(model("optimizer = adamw; master = fp32")).analyze()
+    k = next(k for k in a.kernels if k.name == "optimizer.update")
+    assert a.value(k.t_compute) == sympy.Rational(14 * N, 33_500_000_000_000)
+    assert a.value(k.t_memory) == sympy.Rational(28 * N, 3_350_000_000_000)
+    assert a.value(k.critical_intensity) == 10    # 33.5 TFLOP/s / 3.35 TB/s
+
+
+def test_a_custom_kernels_units_are_matrix_or_vector():
+    with pytest.raises(CostlangError, match="`units` is `matrix` or `vector`"):
+        load_string("use hardware h100_sxm\ninput x: fp32[8]\ny = custom(x) -> fp32[8] { flops = 8; units = tensor }")
