@@ -21,6 +21,12 @@ kernel, on top of its own life. A body-internal temporary (written and last read
 half) counts once. Still one sweep, no unrolling: at the turn the live bytes are exactly the
 unrolled schedule's (every layer's saved tensors), and at a body kernel they are the worst
 iteration's.
+
+Under ZeRO stage 3 (FSDP) each chip holds 1/N_d of the parameters and gathers the rest for their use:
+the gathered weights in flight are counted apart (`gathered`), as the two largest FSDP units (one
+repeat iteration's weights, e.g. a transformer layer, or the weights outside any repeat, the root
+unit): PyTorch FSDP's `limit_all_gathers` keeps at most two units' all-gathers in flight (the one in
+use and the one prefetched; PyTorch documentation, torch.distributed.fsdp.FullyShardedDataParallel).
 """
 from __future__ import annotations
 
@@ -48,6 +54,8 @@ class Footprint:
     #: its repeat count; their sum is `saved`
     saved_tensors: tuple[Traffic, ...] = ()
     saved: sympy.Expr = sympy.Integer(0)
+    #: ZeRO-3/FSDP: the parameters gathered in flight (the two largest units), part of `bytes`
+    gathered: sympy.Expr = sympy.Integer(0)
 
 
 def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings: dict) -> Footprint:
@@ -96,9 +104,38 @@ def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings
         at_peak = tuple(Traffic(s, role_of(program, s, outputs), program.tensors[s].bytes * n)
                         for s, n in held.items())
     res = sympy.Add(*[t.bytes for t in resident])
-    return Footprint(res + live, capacity, tuple(resident) + at_peak, res, live,
+    gathered = _gathered(program, bindings)
+    return Footprint(res + gathered + live, capacity, tuple(resident) + at_peak, res, live,
                      kernels[peak_index].name if peak_index is not None and kernels else None,
-                     saved, sympy.Add(*[t.bytes for t in saved]))
+                     saved, sympy.Add(*[t.bytes for t in saved]), gathered)
+
+
+def _gathered(program: Program, bindings: dict) -> sympy.Expr:
+    """ZeRO-3/FSDP: the bytes of the two largest units of gathered weights (0 at other stages): a
+    unit is one iteration of a repeat's weights (L of them), or the weights outside every repeat. With
+    sizes left free the two cannot be ordered, and 2 × the largest stands for them (an upper bound)."""
+    from costlang.passes.parallelism import zero_stage
+    if zero_stage(program) != 3:
+        return sympy.Integer(0)
+    data = next((x for x in program.parallels if x.kind == "data"), None)
+    axis = program.system.axis(data.axis) if data is not None and program.system is not None else None
+    if axis is None or axis.size.xreplace(bindings) == 1:
+        return sympy.Integer(0)   # one chip holds every parameter: nothing is gathered
+    units: dict[tuple, sympy.Expr] = {}
+    for t in program.tensors.values():
+        if t.role == "weight" and t.partial and t.storage != t.name:   # a weight gathered into place
+            units[t.repeat] = units.get(t.repeat, sympy.Integer(0)) + t.bytes
+    values = []
+    for repeat, b in units.items():   # a body run L ≥ 2 times is L units of its iteration's weights
+        count = program.count(repeat).xreplace(bindings)
+        values += [b] if count == 1 else [b, b]
+    if not values:
+        return sympy.Integer(0)
+    numbers = [v.xreplace(bindings) for v in values]
+    if all(n.is_number for n in numbers):
+        top = sorted(range(len(values)), key=lambda i: numbers[i], reverse=True)[:2]
+        return sympy.Add(*[values[i] for i in top])
+    return 2 * smax(*values) if len(values) > 1 else values[0]
 
 
 def _saved(program: Program, kernels, costs, birth) -> tuple[tuple[Traffic, ...], list]:

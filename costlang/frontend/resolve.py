@@ -48,9 +48,16 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             if path is not None:
                 r.stack.append(path.resolve())  # so that importing the main file again is a cycle
             r.run_module(module, path)
-        if overrides.train is not None:  # `--train`: as if the file ended with `train { ... }`
-            try:
-                r.stmt_Train(ast.Train(tuple(overrides.train), overrides.train_span), path)
+        if overrides.train is not None:  # `--train`: as if the file ended with `train { ... }`, or, when
+            try:                         # it has one, as if its settings were edited (as `--set` edits)
+                stated = getattr(r, "train_stmt", None)
+                if stated is not None:
+                    merged = {o.name: o for o in stated.options}
+                    merged.update({o.name: o for o in overrides.train})
+                    r.program.training = None
+                    r.stmt_Train(ast.Train(tuple(merged.values()), stated.span), path)
+                else:
+                    r.stmt_Train(ast.Train(tuple(overrides.train), overrides.train_span), path)
             except CostlangError as e:
                 r.errors.append(e)
         if r.program.training is not None and not r.errors:
@@ -362,6 +369,8 @@ class _Resolver:
     def stmt_Train(self, s: ast.Train, path) -> None:
         from costlang.frontend.training import train_statement
         train_statement(self, s)
+        if self.depth == 1 and s.span.source is not None and not s.span.source.name.startswith("--"):
+            self.train_stmt = s   # the file's own statement, which `--train` settings edit
 
     def stmt_Return(self, s: ast.Return, path) -> None:
         raise SemanticError("`return` belongs inside a block", s.span)

@@ -39,6 +39,18 @@ def test_train_option_errors_are_positioned_on_the_option(tmp_path, capsys):
     assert main(["run", str(forward), "--train", "zero = 7"]) == 2
     err = capsys.readouterr().err
     assert "--train:1:8: error: `zero` is one of 0, 1, 2, 3, not 7" in err
-    assert main(["run", str(step), "--train"]) == 2
+    assert main(["run", str(step), "--train", "zero = 7"]) == 2   # on a file's own statement: the same place
     err = capsys.readouterr().err
-    assert "--train:1:1: error: the program is already a training step (line 9 of" in err
+    assert "--train:1:8: error: `zero` is one of 0, 1, 2, 3, not 7" in err
+
+
+def test_train_settings_edit_the_files_own_statement(tmp_path, capsys):
+    # `--train SETTINGS` on a file that trains: its settings replace the statement's, as if edited
+    edited, written = tmp_path / "e.cost", tmp_path / "w.cost"
+    edited.write_text(FORWARD + "train { optimizer = sgd }\n")
+    written.write_text(FORWARD + "train { optimizer = adamw; master = fp32 }\n")
+    assert main(["run", str(edited), "--train", "optimizer = adamw; master = fp32", "--json"]) == 0
+    a = capsys.readouterr().out
+    assert main(["run", str(written), "--json"]) == 0
+    b = capsys.readouterr().out
+    assert a.replace(str(edited), "F") == b.replace(str(written), "F")

@@ -217,7 +217,6 @@ def test_a_grid_of_too_many_structures_is_refused_before_any_analysis(tmp_path, 
 
 
 TRAINING = ROOT / "examples" / "explore" / "llama3_8b_training.cost"
-TRAIN = "optimizer = adamw; master = fp32; zero = 1; micro_batches = m"
 
 
 def test_a_training_choice_joins_the_train_settings():
@@ -225,14 +224,14 @@ def test_a_training_choice_joins_the_train_settings():
     # gradients (2 + 2 bytes per parameter) and 12/64 bytes of states per parameter:
     #   8,030,261,248 · (4 + 12/64) = 33,626,718,976 B, whatever the recomputation policy
     search = Search(TRAINING.read_text(), str(TRAINING), (), (parse_choice("recompute=full"),), (), (),
-                    (parse_objective("training_memory()", "min"),), train=TRAIN)
+                    (parse_objective("training_memory()", "min"),))
     r = evaluate_structure(search, 0, (("recompute", "full"),))
     assert r.status == "ok" and r.exact_best[0][1] == 33_626_718_976
 
 
 @pytest.mark.slow
 def test_the_training_example_answers_selective_recomputation_in_four_micro_batches(tmp_path, capsys):
-    assert main(["explore", str(TRAINING), "--train", TRAIN]) == 0
+    assert main(["explore", str(TRAINING)]) == 0
     out = capsys.readouterr().out
     assert "Explored 72 structures, 72 configurations (serially)." in out
     assert "Best step_time() (minimised): 837.5 ms\n  t = 1, p = 1, recompute = selective, m = 4" in out

@@ -153,3 +153,20 @@ train { optimizer = adamw; master = fp32; zero = 1; micro_batches = 2 }
     assert kernel(a, "gradients_reduce_scatter").comms.comms.message == 2 * stage
     # 2 micro-batches × 2 layers per stage; the stage's send once per micro-batch
     assert kernel(a, "y.matmul").count == 4 and kernel(a, "y_send").count == 2
+
+
+def test_stage_3_counts_two_units_of_gathered_weights_in_flight():
+    # examples/training/chips_for_deadline.cost: 32 layers of a [4096, 26700] and a [26700, 4096] bf16
+    # weight, ZeRO-3 over n GPUs. One layer is one FSDP unit, 2·4096·26700·2 = 437,452,800 B; two
+    # units are in flight at once (the one in use, the one prefetched): 874,905,600 B on every chip
+    from pathlib import Path
+    from costlang import load
+    from costlang.frontend.edits import apply_settings
+    from costlang.frontend.settings import parse_settings
+    m = load(Path(__file__).resolve().parents[2] / "examples" / "training" / "chips_for_deadline.cost")
+    from costlang.queries.pipeline import analyze
+    a = analyze(apply_settings(m.program, parse_settings("n = 8")))
+    assert a.value(a.footprint.gathered) == 874_905_600
+    # on one chip nothing is gathered (ZeRO over N_d = 1 is plain training)
+    one = analyze(apply_settings(m.program, parse_settings("n = 1")))
+    assert one.value(one.footprint.gathered) == 0

@@ -102,7 +102,7 @@ def to_dict(a) -> dict:
                    "launches": t.launches if isinstance(t.launches, int) else v(t.launches), "bound": verdict_dict(t.bound, number),
                    "level": t.level},
         "footprint": {"bytes": v(f.bytes), "capacity": v(f.capacity) if f.capacity is not None else None,
-                      "resident": v(f.resident), "live": v(f.live), "peak_at": f.peak_at,
+                      "resident": v(f.resident), "live": v(f.live), "gathered": v(f.gathered), "peak_at": f.peak_at,
                       "tensors": [{"tensor": x.tensor, "role": x.role, "bytes": v(x.bytes)} for x in f.tensors]},
         "measurements": [{"kernel": m.kernel, **{n: _value(a, val) for n, val in m.figures}}
                          for m in a.measurements],

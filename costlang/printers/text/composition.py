@@ -54,7 +54,9 @@ def crossing_lines(a) -> list[str]:
 
 def footprint_lines(a) -> list[str]:
     f, v = a.footprint, a.value
-    line = (f"  {human(v(f.bytes), BYTE)} = weights and caches {human(v(f.resident), BYTE)} + peak live "
+    gathered = "" if f.gathered == 0 else (f" + weights gathered in flight {human(v(f.gathered), BYTE)} "
+                                            "(ZeRO-3/FSDP: the two largest units)")
+    line = (f"  {human(v(f.bytes), BYTE)} = weights and caches {human(v(f.resident), BYTE)}{gathered} + peak live "
             f"activations {human(v(f.live), BYTE)}")
     if f.peak_at is not None:
         line += f" (at kernel {f.peak_at})"
