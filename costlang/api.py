@@ -23,10 +23,7 @@ import networkx as nx
 import sympy
 
 from costlang.analysis import roofline
-from costlang.errors import CostSyntaxError, Source, Span
 from costlang.frontend.loader import read_text
-from costlang.frontend.parser import keep, parse
-from costlang.frontend.resolve import resolve
 from costlang.ir.graph import operator_graph
 from costlang.ir.program import Program
 
@@ -152,37 +149,8 @@ def load_string(text: str, name: str = "<string>") -> Model:
     return _build(text, name, None)
 
 
-def _train_overrides(text: Optional[str]):
-    """`--train [SETTINGS]` as what-if overrides (kept by every what-if that resolves the file again)."""
-    if text is None:
-        return None
-    from costlang.errors import Source, Span
-    from costlang.frontend.settings import parse_settings
-    from costlang.ir.program import Overrides
-    options = parse_settings(text, "--train") if text.strip() else ()
-    return Overrides(train=options, train_span=Span(Source("--train", text if text.strip() else "--train"), 1, 1, 1, 2))
-
-
 def _build(text: str, name: str, path: Optional[Path], train: Optional[str] = None) -> Model:
-    module = keep(parse(text, name), text)  # for the what-ifs, which resolve the file again
-    source = Source(name, text)
-    if not module.statements:
-        raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(source, 1, 1, 1, 1),
-                              "start with `use hardware chapter_gpu` and an `input` declaration")
-    program = resolve(module, path, overrides=_train_overrides(train))
-    resolved_span = program.main_span
-    if program.shardings or program.parallels:
-        import dataclasses
-
-        from costlang.passes.shard import shard_program  # the per-chip program (many chips)
-        origin = dataclasses.replace(program.origin, after=shard_program)  # what-ifs shard again
-        program = shard_program(program)
-        program.origin = origin
-    program.main_span = program.main_span or resolved_span
-    if program.used_scenario is not None:   # `use scenario NAME`: its settings, as if given with --set
-        from costlang.frontend.edits import apply_settings
-        name, _ = program.used_scenario
-        program = apply_settings(program, program.scenarios[name].settings)
-    return Model(program)
+    from costlang.queries.pipeline import build
+    return Model(build(text, name, path, train))
 
 

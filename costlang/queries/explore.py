@@ -225,7 +225,7 @@ def _where(e: CostlangError) -> str:
 
 
 def _evaluate(search, index, settings) -> StructureResult:
-    from costlang.api import _build
+    from costlang.queries.pipeline import build
     from costlang.budget import DEFAULT_SECONDS, limit, running
     from costlang.frontend.edits import apply_settings
     from costlang.frontend.settings import parse_settings
@@ -237,12 +237,12 @@ def _evaluate(search, index, settings) -> StructureResult:
     train = search.train
     if trained:
         train = "; ".join(t for t in ((search.train or "").strip(), *trained) if t)
-    model = _build(search.source, search.name, None, train=train)
+    base = build(search.source, search.name, None, train=train)
     options = [o for t in search.settings for o in parse_settings(t)]
     label = "; ".join(f"{n} = {v}" for n, v in settings)
     options += [o for n, v in settings if n not in TRAIN_SETTINGS for o in parse_settings(f"{n} = {v}", "--choose")]
     with limit(search.budget or DEFAULT_SECONDS), running(f"exploring {label or 'the file'}", None):
-        program = apply_settings(model.program, options) if options else model.program
+        program = apply_settings(base, options) if options else base
         pruned = _weights_exceed(program)
         if pruned is not None:
             return StructureResult(index, settings, "pruned", pruned)

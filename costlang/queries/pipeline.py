@@ -16,7 +16,46 @@ from costlang.ir.program import Program
 from costlang.queries.evaluate import analyze_with_queries
 from costlang.analysis.roofline import Analysis
 
-__all__ = ["analyze"]
+__all__ = ["analyze", "build"]
+
+
+def build(text: str, name: str, path=None, train: Optional[str] = None) -> Program:
+    """A file's text to its resolved program: parsed, resolved (the backward derived when it trains;
+    `train`: the settings of a `--train`), sharded when it runs on many chips, and under the scenario
+    it uses (`use scenario NAME`)."""
+    from costlang.errors import CostSyntaxError, Source, Span
+    from costlang.frontend.parser import keep, parse
+    from costlang.frontend.resolve import resolve
+    module = keep(parse(text, name), text)  # for the what-ifs, which resolve the file again
+    if not module.statements:
+        raise CostSyntaxError("the file is empty: there is nothing to analyse", Span(Source(name, text), 1, 1, 1, 1),
+                              "start with `use hardware chapter_gpu` and an `input` declaration")
+    program = resolve(module, path, overrides=_train_overrides(train))
+    resolved_span = program.main_span
+    if program.shardings or program.parallels:
+        import dataclasses
+
+        from costlang.passes.shard import shard_program  # the per-chip program (many chips)
+        origin = dataclasses.replace(program.origin, after=shard_program)  # what-ifs shard again
+        program = shard_program(program)
+        program.origin = origin
+    program.main_span = program.main_span or resolved_span
+    if program.used_scenario is not None:   # `use scenario NAME`: its settings, as if given with --set
+        from costlang.frontend.edits import apply_settings
+        scenario, _ = program.used_scenario
+        program = apply_settings(program, program.scenarios[scenario].settings)
+    return program
+
+
+def _train_overrides(text: Optional[str]):
+    """`--train [SETTINGS]` as what-if overrides (kept by every what-if that resolves the file again)."""
+    if text is None:
+        return None
+    from costlang.errors import Source, Span
+    from costlang.frontend.settings import parse_settings
+    from costlang.ir.program import Overrides
+    options = parse_settings(text, "--train") if text.strip() else ()
+    return Overrides(train=options, train_span=Span(Source("--train", text if text.strip() else "--train"), 1, 1, 1, 2))
 
 
 def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
