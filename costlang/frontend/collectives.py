@@ -117,6 +117,12 @@ def build(spec: OpSpec, name: str, x: Tensor, axis_name: str, group, axis: int, 
     elif formulas["scale"] != 1:
         raise SemanticError(f"'{spec.name}' changes a dimension; {x.name} is a scalar", span)
     out = output or name
+    if group.xreplace(bindings) == 1:
+        # a group of one chip: the collective moves nothing and is a view of its input (no kernel)
+        view = OpSpec(spec.name, spec.params, "view", sympy.Integer(0), spec.span)
+        tensor = Tensor(out, x.dtype, tuple(shape), "intermediate", span, x.storage, repeat, x.partial)
+        return OpNode(name, view, (x.name,), out, sympy.Integer(0), x.dtype, span, scope=scope,
+                      repeat=repeat), tensor
     tensor = Tensor(out, x.dtype, tuple(shape), "intermediate", span, out, repeat)
     node = OpNode(name, spec, (x.name,), out, sympy.Integer(0), x.dtype, span,
                   comms=comms_of(spec, axis_name, group, x.bytes), scope=scope, repeat=repeat)

@@ -79,6 +79,8 @@ def comms_of(spec, axis: str, group: sympy.Expr, message: sympy.Expr) -> Comms:
     """The `Comms` of collective op `spec` (an `OpSpec`) over an axis of `group` chips, `message` bytes each."""
     f = dict(spec.comms)
     put = {GROUP: group, MESSAGE: message}
+    if group == 1:   # one chip in the group: nothing crosses a link, whatever the formula says (a send)
+        return Comms(axis, spec.name, group, message, sympy.Integer(0), sympy.Integer(0), f["sent"], f["steps"])
     return Comms(axis, spec.name, group, message, f["sent"].xreplace(put), f["steps"].xreplace(put),
                  f["sent"], f["steps"])
 

@@ -82,6 +82,8 @@ def _top_level(r) -> bool:
 def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
     """After each top-level repeat's output: the stage's `send` to the next stage."""
     m = _option(pipeline, "microbatches", sympy.Integer(1))
+    if sizes[pipeline.axis].xreplace(program.bindings) == 1:
+        return nodes   # one stage: nothing crosses to another
     outputs = {r.name for r in program.repeats.values() if _top_level(r)}
     out: dict = {}
     for n in nodes.values():

@@ -249,6 +249,11 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
             comparison = r"T_{\mathrm{launch}} > \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
         elif bound == "comms-bound":
             comparison = r"T_{\mathrm{comms}} > \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
+        elif bound == "balanced" and d.comms and \
+                sympy.Eq(d.comms[-1].value, sympy.Max(d.t_compute.value, d.t_memory.value)) == sympy.true:
+            # T_comms equals the larger of the other two: a tie with the link, not the roofline's ridge
+            comparison = r"T_{\mathrm{comms}} = \max\left(T_{\mathrm{compute}}, T_{\mathrm{memory}}\right)"
+            return self._say("balanced_comms", comparison=self.math(comparison))
         else:
             sign = {"memory-bound": "<", "compute-bound": ">", "balanced": "="}[bound]
             comparison = rf"I = {i} {sign} I^{{*}} = {istar} \quad ({times[bound]})"

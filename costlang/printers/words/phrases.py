@@ -70,6 +70,8 @@ _EN = {
     "compute-bound": ("Since {comparison}, the kernel is compute-bound; the ceiling is the peak, so "
                       "tensor cores and occupancy are the levers."),
     "balanced": "Since {comparison}, the kernel sits on the ridge point: compute and memory take the same time.",
+    "balanced_comms": ("Since {comparison}, the link and the busiest other resource take the same time: the "
+                       "kernel is balanced between communication and the rest, not on the roofline's ridge."),
     "launch-bound": ("The launch overhead exceeds both times ({comparison}): the kernel is launch-bound; "
                      "fuse kernels or batch the launches (CUDA Graphs)."),
     "depends": "The kernel is {verdict}.",
@@ -214,6 +216,8 @@ _KO = {
     "compute-bound": ("{comparison}이므로 연산 바운드다. 천장은 피크 FLOP/s — 텐서코어·점유율로 코어 "
                       "효율을 높인다."),
     "balanced": "{comparison}이므로 꺾이는 점 위에 있다 — 연산과 메모리 시간이 같다.",
+    "balanced_comms": ("{comparison}이므로 링크와 가장 바쁜 다른 자원의 시간이 같다 — 통신과 나머지 사이의 "
+                       "균형이며, 루프라인의 꺾이는 점이 아니다."),
     "launch-bound": ("런치 오버헤드가 두 시간보다 커서({comparison}) 런치 바운드다 — 커널을 융합하거나 "
                      "CUDA Graphs로 런치 수를 줄인다."),
     "depends": "이 커널은 {verdict}.",
