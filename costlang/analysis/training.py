@@ -54,6 +54,8 @@ class TrainingFigures:
     states: sympy.Expr
     optimizer: Optional[str] = None
     recompute: str = "none"
+    #: block calls with a policy of their own (`{ recompute = ... }`): (instance, policy), in file order
+    recompute_calls: tuple = ()
 
     @property
     def memory(self) -> sympy.Expr:
@@ -135,7 +137,7 @@ def training_figures(a) -> Optional[TrainingFigures]:
         if n.kind == "matmul" and not any(tensors[tensors[i].storage].role == "weight" for i in n.inputs) \
                 and not (n.output and tensors[n.output].storage == buffer):
             attention += f
-    if not marked and training.recompute == "full":
+    if not marked and training.recompute == "full" and not p.recompute_calls:
         recompute = forward_repeated
     dtype = _model_dtype(p, forward)
     peak = a.hardware.peak(dtype)
@@ -145,7 +147,8 @@ def training_figures(a) -> Optional[TrainingFigures]:
     weights, gradients, states = _memory(p)
     return TrainingFigures(zero_stage(p), chips, data_chips, _tokens(p, training), model * chips,
                            (model + recompute) * chips, attention * chips, optimizer * chips, peak, dtype,
-                           lower, upper, weights, gradients, states, training.optimizer, training.recompute)
+                           lower, upper, weights, gradients, states, training.optimizer, training.recompute,
+                           tuple((name, pol) for name, (pol, _) in p.recompute_calls.items()))
 
 
 def _model_dtype(p, forward) -> str:

@@ -408,34 +408,53 @@ class _Backward:
 
 def recompute_groups(p, nodes, policy: str) -> dict:
     """The forward nodes to run again, by policy (see the module docstring): the node before whose
-    backward a group is recomputed (the group's last reader in the forward) → the group."""
+    backward a group is recomputed (the group's last reader in the forward) → the group. `policy` is
+    the train statement's; a block call's `{ recompute = ... }` (`Program.recompute_calls`) overrides
+    it for the nodes of that instance (the innermost instance that states one)."""
+    calls = {name: pol for name, (pol, _) in p.recompute_calls.items()}
+
+    def of(n: OpNode) -> tuple:
+        """(the instance whose policy applies, or None for the train statement's; the policy)"""
+        best = None
+        for name, pol in calls.items():
+            if (n.scope == name or n.scope.startswith(name + ".")) and (best is None or len(name) > len(best[0])):
+                best = (name, pol)
+        return best if best is not None else (None, policy)
+
     groups: dict = {}
-    if policy == "full":
-        bodies: dict = {}
-        for n in nodes:
-            if n.repeat and n.kind != "collective":
-                bodies.setdefault(n.repeat[0], []).append(n)
-        for body in bodies.values():
-            groups[body[-1].name] = body
-    elif policy == "selective":
-        producer = {n.output: n for n in nodes if n.output is not None}
-        readers: dict = {}
-        for n in nodes:
-            for i in n.inputs:
-                readers.setdefault(p.tensors[i].storage if i in p.tensors else i, []).append(n)
-        for n in nodes:
-            if n.kind != "rowwise" or n.op.name != "softmax":
-                continue
-            chain, m = [n], producer.get(n.inputs[0])
-            while m is not None and m.kind in ("elementwise", "view"):
-                chain.insert(0, m)
-                m = producer.get(m.inputs[0])
-            if m is None or m.kind != "matmul":
-                continue  # not the scores of an attention (a router's softmax)
+    bodies: dict = {}
+    for n in nodes:   # full: a checkpoint at each repeated body's input, or at the instance's that asks
+        if n.kind == "collective":
+            continue
+        where, pol = of(n)
+        if pol != "full":
+            continue
+        if n.repeat:
+            bodies.setdefault(("repeat", n.repeat[0]), []).append(n)
+        elif where is not None:
+            bodies.setdefault(("instance", where), []).append(n)
+    for body in bodies.values():
+        groups[body[-1].name] = body
+    if policy != "selective" and "selective" not in calls.values():
+        return groups
+    producer = {n.output: n for n in nodes if n.output is not None}
+    readers: dict = {}
+    for n in nodes:
+        for i in n.inputs:
+            readers.setdefault(p.tensors[i].storage if i in p.tensors else i, []).append(n)
+    for n in nodes:
+        if n.kind != "rowwise" or n.op.name != "softmax" or of(n)[1] != "selective":
+            continue
+        chain, m = [n], producer.get(n.inputs[0])
+        while m is not None and m.kind in ("elementwise", "view"):
             chain.insert(0, m)
-            last = _attention_reader(n, readers)
-            if last is not None:
-                groups[last.name] = chain
+            m = producer.get(m.inputs[0])
+        if m is None or m.kind != "matmul":
+            continue  # not the scores of an attention (a router's softmax)
+        chain.insert(0, m)
+        last = _attention_reader(n, readers)
+        if last is not None:
+            groups[last.name] = chain
     return groups
 
 

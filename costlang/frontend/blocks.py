@@ -257,19 +257,32 @@ def _instantiate(r, call, targets, instance, base=None):
 # --- instances that share their weights ---------------------------------------------------------
 
 def _shares(r, call, instance: str):
-    """`y = block(...) { shares = other }`: the instance whose weights this one uses (None if none)."""
+    """`y = block(...) { shares = other }`: the instance whose weights this one uses (None if none).
+    `{ recompute = none | selective | full }` is the instance's recomputation policy in a training step
+    (recorded in `Program.recompute_calls`; the backward reads it)."""
     shared = None
     for o in call.body:
+        if o.name == "recompute":
+            _recompute_option(r, o, instance)
+            continue
         if o.name != "shares":
             raise SemanticError(f"a block call takes no option '{o.name}'", o.span,
-                                "the one option of a block call is `{ shares = INSTANCE }`: its weights "
-                                "are INSTANCE's, held once in memory")
+                                "a block call's options are `shares = INSTANCE` (its weights are INSTANCE's, "
+                                "held once in memory) and `recompute = none | selective | full`")
         if not isinstance(o.value, ast.Name) or o.value.id not in r.program.instances:
             raise SemanticError("`shares` names a block instance defined above, whose weights this call uses",
                                 o.value.span, did_you_mean(o.value.id, r.program.instances)
                                 if isinstance(o.value, ast.Name) else None)
         shared = o.value.id
     return shared
+
+
+def _recompute_option(r, o, instance: str) -> None:
+    from costlang.frontend.training import RECOMPUTE
+    if not isinstance(o.value, ast.Name) or o.value.id not in RECOMPUTE:
+        raise SemanticError(f"`recompute` is one of {', '.join(RECOMPUTE)}", o.value.span,
+                            "e.g. `h = repeat(L) layer(x) { recompute = full }`")
+    r.program.recompute_calls[instance] = (o.value.id, o.span)
 
 
 def shared_weight(r, tensor: Tensor) -> Tensor:

@@ -232,10 +232,10 @@ class _ToAst:
         return call
 
     def repeat_call(self, meta, c):
-        count, block, *rest = c
+        count, block, *rest, body = c
         args = [a for a in rest if a is not None]
         call = ast.OpCall(str(block), tuple(a for a in args if not isinstance(a, ast.Option)),
-                          _options(args), None, None, (), self._span(meta), self._tspan(block))
+                          _options(args), None, None, tuple(body or ()), self._span(meta), self._tspan(block))
         return ast.RepeatCall(count, call, self._span(meta))
 
     def names(self, meta, c):

@@ -62,6 +62,10 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
                 r.errors.append(e)
         if r.program.training is not None and not r.errors:
             _derive_backward(r)
+        elif r.program.recompute_calls and r.program.training is None:
+            _, span = next(iter(r.program.recompute_calls.values()))
+            r.errors.append(SemanticError("`recompute` is a training step's option, and this program does not train",
+                                          span, "add `train { ... }` (or run it with --train)"))
         try:
             r.check_selections()
         except CostlangError as e:

@@ -326,6 +326,8 @@ class Program:
     training: Optional[Training] = None
     #: a training step's loss-gradient seeds: seed tensor → the forward output it is the gradient of
     gradient_seeds: dict[str, str] = field(default_factory=dict)
+    #: `{ recompute = POLICY }` on a block call: instance → (policy, span); the train statement's is the default
+    recompute_calls: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def system(self) -> Optional[System]:

@@ -124,7 +124,7 @@ def _training(a) -> dict:
         return {}
     v = lambda e: number(a.value(e))  # noqa: E731
     return {"training": {
-        "optimizer": t.optimizer, "recompute": t.recompute, "zero": t.zero, "fsdp": t.zero == 3,
+        "optimizer": t.optimizer, "recompute": t.recompute, "recompute_calls": dict(t.recompute_calls), "zero": t.zero, "fsdp": t.zero == 3,
         "chips": v(t.chips), "data_parallel": v(t.data_chips), "tokens_per_step": v(t.tokens),
         "model_flops": v(t.model_flops), "hardware_flops": v(t.hardware_flops),
         "attention_flops": v(t.attention_flops), "optimizer_flops": v(t.optimizer_flops),

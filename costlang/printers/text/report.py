@@ -40,7 +40,8 @@ def training_lines(a, lang: str = "en") -> list[str]:
         return []
     v = a.value
     tokens = v(t.tokens)
-    f = {"optimizer": t.optimizer or TRAINING[lang]["no_optimizer"], "recompute": t.recompute,
+    f = {"optimizer": t.optimizer or TRAINING[lang]["no_optimizer"], "recompute": t.recompute + ("" if not t.recompute_calls else
+                                       " (" + ", ".join(f"{i}: {pol}" for i, pol in t.recompute_calls) + ")"),
          "zero": zero_name(t.zero, lang), "chips": count_text(v(t.chips)), "data": count_text(v(t.data_chips)),
          "tokens": count_text(tokens), "model": human(v(t.model_flops), FLOP),
          "per_token": human(v(t.model_flops / t.tokens), FLOP), "attention": human(v(t.attention_flops), FLOP),
