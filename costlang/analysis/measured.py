@@ -26,6 +26,8 @@ class MeasuredResult:
 def measured(analysis) -> tuple[MeasuredResult, ...]:
     out = []
     for m in analysis.program.measurements.values():
+        if _whole_step(analysis, m):
+            continue   # `measure step`: the training step's achieved MFU and HFU (analysis.training)
         _one_kernel(analysis, m)
         k = analysis.kernel_of(m.node)
         figures = [("measured_time", Value(m.time, SECOND)),
@@ -39,6 +41,17 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
                                                                  DIMENSIONLESS))]
         out.append(MeasuredResult(m.node, k.name, tuple(figures)))
     return tuple(out)
+
+
+def _whole_step(analysis, m) -> bool:
+    """`measure step { time = ... }`: the whole training step, when no kernel or instance is named `step`."""
+    p = analysis.program
+    if m.node != "step" or m.node in p.nodes or m.node in p.instances:
+        return False
+    if p.training is None:
+        raise SemanticError("`measure step` measures a training step, and this program does not train", m.span,
+                            "add `train { ... }` (or run it with --train), or measure a kernel by name")
+    return True
 
 
 def _one_kernel(analysis, m) -> None:

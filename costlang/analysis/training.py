@@ -56,6 +56,8 @@ class TrainingFigures:
     recompute: str = "none"
     #: block calls with a policy of their own (`{ recompute = ... }`): (instance, policy), in file order
     recompute_calls: tuple = ()
+    #: `measure step { time = ... }`: the measured step time (None without one)
+    measured: Optional[sympy.Expr] = None
 
     @property
     def memory(self) -> sympy.Expr:
@@ -148,7 +150,13 @@ def training_figures(a) -> Optional[TrainingFigures]:
     return TrainingFigures(zero_stage(p), chips, data_chips, _tokens(p, training), model * chips,
                            (model + recompute) * chips, attention * chips, optimizer * chips, peak, dtype,
                            lower, upper, weights, gradients, states, training.optimizer, training.recompute,
-                           tuple((name, pol) for name, (pol, _) in p.recompute_calls.items()))
+                           tuple((name, pol) for name, (pol, _) in p.recompute_calls.items()),
+                           _measured_step(p))
+
+
+def _measured_step(p) -> Optional[sympy.Expr]:
+    m = p.measurements.get("step")
+    return m.time if m is not None and "step" not in p.nodes and "step" not in p.instances else None
 
 
 def _model_dtype(p, forward) -> str:

@@ -470,7 +470,8 @@ class _Resolver:
         self.program.queries.append(s)
 
     def stmt_Measure(self, s: ast.Measure, path) -> None:
-        if s.target.id not in self.program.nodes and s.target.id not in self.program.instances:
+        whole = s.target.id == "step" and "step" not in self.program.nodes and "step" not in self.program.instances
+        if not whole and s.target.id not in self.program.nodes and s.target.id not in self.program.instances:
             # a block instance is measured as one kernel (analysis.measured checks it is one)
             raise self.unknown(s.target, "kernel", self.program.nodes)
         if s.target.id in self.program.measurements:

@@ -52,7 +52,8 @@ PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
 TRAINING_FUNCTIONS = {"model_flops": FLOP, "hardware_flops": FLOP, "attention_flops": FLOP,
                       "optimizer_flops": FLOP, "tokens_per_step": DIMENSIONLESS, "step_time": SECOND,
                       "tokens_per_second": DIMENSIONLESS / SECOND, "mfu": DIMENSIONLESS, "hfu": DIMENSIONLESS,
-                      "time_to_train": SECOND, "gpu_hours": DIMENSIONLESS, "training_memory": BYTE}
+                      "time_to_train": SECOND, "gpu_hours": DIMENSIONLESS, "training_memory": BYTE,
+                      "achieved_mfu": DIMENSIONLESS, "achieved_hfu": DIMENSIONLESS}
 #: the arguments each takes: (required units, optional units)
 TRAINING_ARGS = {"mfu": ((), (SECOND,)), "hfu": ((), (SECOND,)), "tokens_per_second": ((), (SECOND,)),
                  "time_to_train": ((DIMENSIONLESS,), (FLOP_PER_S,)), "gpu_hours": ((DIMENSIONLESS,), (FLOP_PER_S,))}

@@ -235,8 +235,18 @@ class _QueryScope:
                  "tokens_per_second": lambda: t.tokens_per_second(*args), "mfu": lambda: t.mfu(*args),
                  "hfu": lambda: t.hfu(*args), "time_to_train": lambda: t.time_to_train(*args),
                  "gpu_hours": lambda: t.chips * t.time_to_train(*args) / 3600,
-                 "training_memory": lambda: t.memory}[f]()
+                 "training_memory": lambda: t.memory,
+                 "achieved_mfu": lambda: t.mfu(self._step_time(t, node)),
+                 "achieved_hfu": lambda: t.hfu(self._step_time(t, node))}[f]()
         return Value(value, TRAINING_FUNCTIONS[f])
+
+    @staticmethod
+    def _step_time(t, node: Call) -> sympy.Expr:
+        if t.measured is None:
+            raise SemanticError(f"{node.func}() is the MFU at a measured step time, and the step has no "
+                                "`measure step` block", node.span, "add `measure step { time = ... }` (or use "
+                                f"{node.func[len('achieved_'):]}(T) with a time)")
+        return t.measured
 
     def _weight_bytes(self, node: Call, parameters: bool = False, roles=("weight",)) -> sympy.Expr:
         """Weights (`roles=("cache",)`: caches) of the program, of a block instance or repeat, or

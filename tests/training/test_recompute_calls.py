@@ -71,3 +71,25 @@ def test_recompute_needs_a_training_step_and_one_of_three_policies():
         load_string(program(first=" { recompute = full }").replace("train {  }\n", ""))
     with pytest.raises(CostlangError, match="`recompute` is one of none, selective, full"):
         load_string(program(first=" { recompute = some }"))
+
+
+def test_a_measured_step_gives_the_achieved_mfu_and_hfu():
+    # `measure step { time = 1 ms }`: MFU = model FLOPs / (1 ms · 1 chip · 989.5 TFLOP/s bf16)
+    #   = 378,158,448,640 / 989,500,000,000 = 75631689728/197900000000; HFU with the recomputed h
+    #   forward, 446,919,868,416 / 989,500,000,000
+    src = program(first=" { recompute = full }") + ("measure step { time = 1 ms }\n"
+                                                    "query \"achieved MFU\" = achieved_mfu()\n"
+                                                    "query \"achieved HFU\" = achieved_hfu()\n")
+    a = load_string(src).analyze()
+    mfu, hfu = (a.value(q.value.expr) for q in a.queries)
+    from sympy import Rational
+    assert mfu == Rational(378_158_448_640, 989_500_000_000)
+    assert hfu == Rational(446_919_868_416, 989_500_000_000)
+    assert training_figures(a).measured == Rational(1, 1000)
+
+
+def test_measure_step_needs_a_training_step_and_achieved_mfu_a_measure():
+    with pytest.raises(CostlangError, match="`measure step` measures a training step"):
+        load_string(program().replace("train {  }\n", "") + "measure step { time = 1 ms }\n").analyze()
+    with pytest.raises(CostlangError, match="the step has no `measure step` block"):
+        load_string(program() + "query achieved_mfu()\n").analyze()

@@ -124,7 +124,10 @@ def _training(a) -> dict:
         return {}
     v = lambda e: number(a.value(e))  # noqa: E731
     return {"training": {
-        "optimizer": t.optimizer, "recompute": t.recompute, "recompute_calls": dict(t.recompute_calls), "zero": t.zero, "fsdp": t.zero == 3,
+        "optimizer": t.optimizer, "recompute": t.recompute, "recompute_calls": dict(t.recompute_calls),
+        "zero": t.zero, "fsdp": t.zero == 3,
+        "measured": None if t.measured is None else {"step_time": v(t.measured), "mfu": v(t.mfu(t.measured)),
+                                                     "hfu": v(t.hfu(t.measured))},
         "chips": v(t.chips), "data_parallel": v(t.data_chips), "tokens_per_step": v(t.tokens),
         "model_flops": v(t.model_flops), "hardware_flops": v(t.hardware_flops),
         "attention_flops": v(t.attention_flops), "optimizer_flops": v(t.optimizer_flops),

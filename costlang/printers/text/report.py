@@ -51,6 +51,9 @@ def training_lines(a, lang: str = "en") -> list[str]:
          "dtype": t.peak_dtype, "peak": human(v(t.peak), FLOP_PER_S), "weights": human(v(t.weights), BYTE),
          "gradients": human(v(t.gradients), BYTE), "states": human(v(t.states), BYTE),
          "total": human(v(t.memory), BYTE)}
+    if t.measured is not None:
+        f.update(measured=human(v(t.measured), SECOND), achieved_mfu=percent(v(t.mfu(t.measured))),
+                 achieved_hfu=percent(v(t.hfu(t.measured))))
     return training_words(f, lang)
 
 

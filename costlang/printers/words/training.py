@@ -22,6 +22,7 @@ TRAINING = {
         "time": "  step time ≥ {lower} (overlapped), ≤ {upper} (serial); ≤ {tps} tokens/s",
         "mfu": "  MFU ≤ {mfu}, HFU ≤ {hfu} (at the overlapped bound; peak {dtype} {peak} per chip)",
         "memory": "  per chip: weights {weights} + gradients {gradients} + optimizer states {states} = {total}",
+        "measured": "  measured step time {measured}: MFU {achieved_mfu}, HFU {achieved_hfu} (achieved)",
         "collectives": {0: "the gradient buffer all-reduced once per step, before the update",
                         1: "the gradients reduce-scattered before the update, the updated parameters all-gathered",
                         2: "the gradients reduce-scattered before the update, the updated parameters all-gathered",
@@ -40,6 +41,7 @@ TRAINING = {
         "time": "  스텝 시간 ≥ {lower} (완전 중첩), ≤ {upper} (직렬); 초당 토큰 ≤ {tps}",
         "mfu": "  MFU ≤ {mfu}, HFU ≤ {hfu} (중첩 하한 기준; 칩당 {dtype} 피크 {peak})",
         "memory": "  칩당: 가중치 {weights} + 그래디언트 {gradients} + 옵티마이저 상태 {states} = {total}",
+        "measured": "  측정한 스텝 시간 {measured}: MFU {achieved_mfu}, HFU {achieved_hfu} (달성)",
         "collectives": {0: "그래디언트 버퍼를 스텝마다 한 번, 갱신 전에 all-reduce",
                         1: "갱신 전에 그래디언트를 reduce-scatter, 갱신된 파라미터를 all-gather",
                         2: "갱신 전에 그래디언트를 reduce-scatter, 갱신된 파라미터를 all-gather",
@@ -59,5 +61,5 @@ def zero_collectives(stage: int, lang: str = "en") -> str:
 def training_words(f: dict, lang: str = "en") -> list[str]:
     """The section's lines from the formatted figures `f` (see printers.text.report)."""
     w = TRAINING[lang]
-    keys = ("setup", "tokens", "time", "mfu", "memory")
+    keys = ("setup", "tokens", "time", "mfu", "memory") + (("measured",) if "measured" in f else ())
     return ["", w["title"]] + [fill(w[k], **f) for k in keys]
