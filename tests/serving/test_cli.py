@@ -1,0 +1,66 @@
+"""`costlang simulate` on the toy step model of test_simulation (P(S) = 4·S ns, D(B, T) =
+(4·B·T + 4000) ns, 2 B of KV per token, 998,000 B for the cache)."""
+import json
+
+import pytest
+
+from costlang.cli import main
+from tests.serving.test_simulation import TOY
+
+
+@pytest.fixture
+def cli(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toy.cost").write_text(TOY, encoding="utf-8")
+
+    def run(*args, files=None):
+        for name, text in (files or {}).items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        status = main(["simulate", "toy.cost", *args])
+        out, err = capsys.readouterr()
+        assert "internal error" not in err and "Traceback" not in err, err
+        return status, out, err
+    return run
+
+
+def test_a_trace_one_at_a_time(cli):
+    # prompt 100, output 5, one request at a time: TTFT 400 ns, TPOT 4410 ns, E2E 18040 ns, no wait;
+    # pages of 16 tokens: floor(998000 / 32) = 31,187
+    trace = "arrival,prompt,output\n0,100,5\n1,100,5\n2,100,5\n"
+    status, out, _ = cli("--trace", "t.csv", "--max-batch", "1", files={"t.csv": trace})
+    assert status == 0
+    assert "KV 2 B per token, 998 kB for the cache: 31,187 pages of 16 tokens" in out
+    assert "3 requests served, 0 rejected (larger than the KV cache), 15 steps in 2 s" in out
+    assert "  TTFT        400 ns    400 ns    400 ns    400 ns" in out
+    assert "  TPOT        4.41 µs   4.41 µs   4.41 µs   4.41 µs" in out
+    assert "  E2E         18.04 µs  18.04 µs  18.04 µs  18.04 µs" in out
+    assert "  queue wait  0 s       0 s       0 s       0 s" in out
+    # 3 requests in 2.000018040 s: 1.5 requests/s; L = 3·18.04 µs / 2.000018 s = 2.706e-05
+    assert "throughput 1.5 requests/s, 7.5 output tokens/s; Little: L = 2.706e-05 = λ·W = 2.706e-05" in out
+
+
+def test_the_closed_form_beside_the_simulation(cli):
+    # S₁ = 18.04 µs; λ = 12,500,000/451 /s = 1/(2·S₁): ρ = 1/2, M/D/1 wait S₁/2 = 9.02 µs, L = 3/4
+    status, out, _ = cli("--rate", "12500000/451", "--requests", "200", "--prompt-len", "fixed:100",
+                         "--output-len", "fixed:5", "--max-batch", "1", "--power", "700", "--price", "2")
+    assert status == 0
+    assert "one request alone: S₁ = 18.04 µs; utilisation ρ = λ·S₁ = 0.5" in out
+    # 1/S₁ = 25,000,000/451 ≈ 55432; at batch 1: P(100) + 4·D(1, 102.5) = 400 + 4·4410 ns = S₁ again
+    assert "largest stable rate one at a time: 1/S₁ = 55432 /s; at batch 1: 55432 /s" in out
+    assert "mean wait ρ·S₁/(2·(1 − ρ)) = 9.02 µs; Little's L = λ·W = 0.75" in out
+    assert "J per output token" in out and "per million output tokens" in out
+    status, js, _ = cli("--rate", "12500000/451", "--requests", "200", "--prompt-len", "fixed:100",
+                        "--output-len", "fixed:5", "--max-batch", "1", "--json")
+    d = json.loads(js)
+    assert d["steady_state"]["utilisation"] == 0.5 and d["served"] == 200 and d["kv_pages"] == 31187
+
+
+def test_bad_input_is_a_positioned_error(cli):
+    status, _, err = cli("--requests", "10")
+    assert status == 2 and "give an arrival rate (--rate REQ/S) or a trace (--trace FILE)" in err
+    status, _, err = cli("--rate", "1", "--prompt-len", "normal:3")
+    assert status == 2 and err.startswith("--prompt-len:1:1: error: cannot read the length distribution")
+    status, _, err = cli("--rate", "1", "--decode", "nope")
+    assert status == 2 and "the decode step 'nope' is not a block instance of the file" in err
+    status, _, err = cli("--trace", "t.csv", files={"t.csv": "arrival,prompt\n0,1\n"})
+    assert status == 2 and "t.csv: cannot read the trace (row 1)" in err
