@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from costlang.printers.numbers import human, sig
+from costlang.printers.numbers import human, json_number, sig
 from costlang.units import BYTE, SECOND
 
 __all__ = ["serving_report", "serving_dict"]
@@ -93,6 +93,17 @@ def _f(x):
     return None if x is None else float(x)
 
 
+def _plain(v):
+    """sympy numbers as JSON numbers, recursively."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, sympy.Basic):
+        return json_number(v)
+    if isinstance(v, (np.integer, np.floating)):
+        return v.item()
+    return v
+
+
 def serving_dict(args, steps, sim, steady, energy) -> dict:
     served = int(sim.served.sum())
     d = {"file": args.file, "kv_bytes_per_token": steps.kv_bytes_per_token, "kv_memory": steps.kv_memory,
@@ -111,4 +122,4 @@ def serving_dict(args, steps, sim, steady, energy) -> dict:
         d["energy"] = {"joules_per_token": energy.joules_per_token,
                        "tokens_per_second_per_watt": energy.tokens_per_second_per_watt,
                        "dollars_per_million_tokens": energy.dollars_per_million_tokens}
-    return d
+    return _plain(d)
