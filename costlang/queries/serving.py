@@ -43,7 +43,7 @@ import sympy
 from costlang.errors import CostlangError
 from costlang.queries.vectorised import evaluator
 
-__all__ = ["StepModel", "Workload", "Scheduler", "Simulation", "SteadyState", "ServingError", "simulate",
+__all__ = ["StepModel", "step_model", "instance_figure", "Workload", "Scheduler", "Simulation", "SteadyState", "ServingError", "simulate",
            "steady_state", "lengths", "poisson_arrivals", "read_trace", "speculative_tokens",
            "speculative_tpot", "best_draft_length", "kv_blocks", "EnergyPrice", "energy_and_cost"]
 
@@ -126,9 +126,6 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
     """The step model of an analysed file: P(S) = t_kernel(prefill), D(B, T) = t_kernel(decode),
     the KV bytes per token cache_bytes(decode) / (B·T) and, unless given, the memory left for the
     KV cache capacity() − weight_bytes(); every other dim and param at its value."""
-    from costlang.errors import Source, Span
-    from costlang.ir.expr import Call, Name
-    from costlang.queries.evaluate import evaluate_in
     program = analysis.program
     symbols = {}
     for role, name in (("batch", batch), ("prompt", prompt), ("context", context)):
@@ -138,10 +135,7 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
         symbols[role] = program.symbols[name].symbol
 
     def figure(func, target=None):
-        text = f"{func}({target or ''})"
-        span = Span(Source("<serving>", text), 1, 1, 1, len(text) + 1)
-        args = (Name(target, span),) if target else ()
-        return evaluate_in(analysis, Call(func, args, span, span)).expr
+        return instance_figure(analysis, func, target)
 
     keep = set(symbols.values())
     bound = {k: v for k, v in analysis.bindings.items() if k not in keep}
@@ -165,6 +159,18 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
         if kv_memory.free_symbols or not kv_memory.is_positive:
             raise ServingError("no memory is left for the KV cache after the weights")
     return StepModel(p, d, S, B, T, kv, sympy.nsimplify(kv_memory))
+
+
+def instance_figure(analysis, func: str, target: Optional[str] = None) -> sympy.Expr:
+    """`func(target)` as a query of the file would compute it (`t_kernel(prefill)`), its dims and
+    params left as symbols."""
+    from costlang.errors import Source, Span
+    from costlang.ir.expr import Call, Name
+    from costlang.queries.evaluate import evaluate_in
+    text = f"{func}({target or ''})"
+    span = Span(Source("<serving>", text), 1, 1, 1, len(text) + 1)
+    args = (Name(target, span),) if target else ()
+    return evaluate_in(analysis, Call(func, args, span, span)).expr
 
 
 # --- the workload ----------------------------------------------------------------------------------
