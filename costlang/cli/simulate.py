@@ -40,7 +40,7 @@ def add_parsers(sub) -> list:
                    help="bytes for the KV cache (default: capacity − weights)")
     p.add_argument("--slo-ttft", type=_positive, metavar="S", help="goodput: TTFT at most this many seconds")
     p.add_argument("--slo-tpot", type=_positive, metavar="S", help="goodput: TPOT at most this many seconds")
-    p.add_argument("--power", type=_positive, metavar="W", help="power per chip, for the energy figures")
+    p.add_argument("--power", type=_positive, metavar="W", help="power per chip, for the energy figures (default: the hardware's TDP, where stated)")
     p.add_argument("--chips", type=_count, default=1, metavar="N", help="chips the deployment holds (default 1)")
     p.add_argument("--price", type=_positive, metavar="$", help="dollars per chip-hour, for the cost figures")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
@@ -48,7 +48,7 @@ def add_parsers(sub) -> list:
     p.add_argument("--hardware", help="analyse on another hardware preset")
     add_set_option(p)
     add_number_options(p)
-    p.set_defaults(handler=_simulate)
+    p.set_defaults(handler=_simulate, power_source="--power")
     return [p]
 
 
@@ -108,6 +108,8 @@ def _simulate(args) -> str:
         raise sv.ServingError(e.message, e.span, e.hint) from None
     energy = None
     tokens = int(workload.outputs[sim.served].sum())
+    if args.power is None and steps.power is not None:
+        args.power, args.power_source = steps.power, "the hardware's TDP"
     if args.power is not None and tokens and sim.makespan > 0:
         energy = sv.energy_and_cost(sim.makespan, tokens, args.power, args.chips, args.price)
     from costlang.printers.text.serving import serving_dict, serving_report

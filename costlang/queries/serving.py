@@ -66,6 +66,7 @@ class StepModel:
     T: sympy.Symbol
     kv_bytes_per_token: sympy.Expr
     kv_memory: sympy.Expr
+    power: Optional[sympy.Expr] = None   # W per chip: the hardware's TDP where it states one
     _p_table: np.ndarray = field(default=None, repr=False)
     _d_rows: dict = field(default_factory=dict, repr=False)
     _t_len: int = field(default=0, repr=False)
@@ -158,7 +159,7 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
         kv_memory = fixed(figure("capacity")) - fixed(figure("weight_bytes"))
         if kv_memory.free_symbols or not kv_memory.is_positive:
             raise ServingError("no memory is left for the KV cache after the weights")
-    return StepModel(p, d, S, B, T, kv, sympy.nsimplify(kv_memory))
+    return StepModel(p, d, S, B, T, kv, sympy.nsimplify(kv_memory), analysis.hardware.tdp)
 
 
 def instance_figure(analysis, func: str, target: Optional[str] = None) -> sympy.Expr:

@@ -97,3 +97,23 @@ def test_speculative_decoding_best_k():
     assert float(t6) == pytest.approx(2.744e-3, rel=1e-3) and float(t8) == pytest.approx(1.973e-3, rel=1e-3)
     # α = 0 is never faster than plain decoding
     assert all(sv.speculative_tpot(draft, verify_k, 0, k) >= plain for k in range(1, 9))
+
+
+def test_energy_and_cost_of_a_decode_step(llama):
+    # h100_sxm states its TDP, 700 W (NVIDIA's H100 datasheet); the A100s 400 W, the H200 inherits 700
+    from costlang import load_string
+    hw = load_string("use hardware chapter_gpu\ninput x: fp16[1]").program.hardware
+    assert (hw["h100_sxm"].tdp, hw["h200"].tdp, hw["a100_40gb"].tdp, hw["h100_pcie"].tdp) == (700, 700, 400, 350)
+    assert hw["chapter_gpu"].tdp is None                     # no datasheet, no figure
+    assert llama.power == 700
+    # one decode step of 64 sequences at context 1088: D ≈ 7.627 ms (the weights but the embedding
+    # table, 15,009,849,344 B, and 64 · 1088 · 131,072 B of cache at 3.35 TB/s are 7.205 ms of it);
+    # 64 tokens: 700 W · D / 64 ≈ 0.08342 J per token, 64 / D / 700 ≈ 11.99 tokens/s per W, and at
+    # $2 per chip-hour 2 · D / 3600 / 64 · 1e6 ≈ $0.0662 per million tokens
+    D = llama.decode.subs({llama.B: 64, llama.T: 1088})
+    assert float(D) == pytest.approx(7.6266e-3, rel=1e-4)
+    e = sv.energy_and_cost(D, 64, llama.power, chips=1, price_per_chip_hour=2)
+    assert e.joules_per_token == 700 * D / 64
+    assert float(e.joules_per_token) == pytest.approx(0.08342, rel=1e-3)
+    assert float(e.tokens_per_second_per_watt) == pytest.approx(11.99, rel=1e-3)
+    assert float(e.dollars_per_million_tokens) == pytest.approx(0.0662, rel=1e-3)

@@ -80,7 +80,7 @@ def serving_report(args, steps, sim, steady, energy) -> str:
             good = sim.goodput(_f(args.slo_ttft), _f(args.slo_tpot))
             lines.append(f"  goodput ({slo}): {sig(good)} requests/s, {sig(100 * good / lam, 3)} % of those served")
     if energy is not None:
-        line = (f"energy ({sig(float(args.power))} W per chip, {args.chips} chip{'s' * (args.chips != 1)}, idle time "
+        line = (f"energy ({sig(float(args.power))} W per chip ({args.power_source}), {args.chips} chip{'s' * (args.chips != 1)}, idle time "
                 f"counted): {sig(float(energy.joules_per_token))} J per output token, "
                 f"{sig(float(energy.tokens_per_second_per_watt))} tokens/s per W")
         if energy.dollars_per_million_tokens is not None:
