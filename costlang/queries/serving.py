@@ -31,6 +31,7 @@ at once, their times a cumulative sum), so the run costs Python work per event, 
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections import deque
@@ -45,7 +46,7 @@ from costlang.queries.vectorised import evaluator
 
 __all__ = ["StepModel", "step_model", "instance_figure", "Workload", "Scheduler", "Simulation", "SteadyState", "ServingError", "simulate",
            "steady_state", "lengths", "poisson_arrivals", "read_trace", "speculative_tokens",
-           "speculative_tpot", "best_draft_length", "kv_blocks", "EnergyPrice", "energy_and_cost"]
+           "speculative_tpot", "simulate_disaggregated", "Disaggregated", "best_draft_length", "kv_blocks", "EnergyPrice", "energy_and_cost"]
 
 
 class ServingError(CostlangError):
@@ -267,6 +268,9 @@ class Scheduler:
     token_budget: Optional[int] = None   # tokens per step (prefill tokens + one per decoding sequence)
     chunked_prefill: bool = False
     block_size: int = 16
+    #: requests arrive with their prompt already in the cache and their first token given (the
+    #: decode pool of a disaggregated deployment): they join the decoding batch when admitted
+    prefilled: bool = False
 
 
 @dataclass
@@ -385,7 +389,11 @@ def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Schedu
                 and need[waiting[0]] <= state["free"]:
             i = waiting.popleft()
             state["free"] -= int(need[i])
-            prefilling.append([i, 0])
+            if scheduler.prefilled:
+                admitted[i] = env.now
+                join(i)
+            else:
+                prefilling.append([i, 0])
 
     def decoded(k: int) -> None:
         """k decode steps of every running sequence have ended now."""
@@ -402,6 +410,9 @@ def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Schedu
     def first_token(i: int) -> None:
         """Request i has its first token now: it decodes from the next step on (or is done)."""
         first[i] = env.now
+        join(i)
+
+    def join(i: int) -> None:
         if outputs[i] <= 1:
             finished[i] = env.now
             state["free"] += int(need[i])
@@ -477,6 +488,53 @@ def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Schedu
     env.run()
     return Simulation(arrivals, admitted, first, finished, prompts, outputs, total_blocks, state["busy"],
                       state["steps"], state["rejected"])
+
+
+@dataclass
+class Disaggregated:
+    """Prefill and decode on two pools: the prefill pool's simulation (each request's first token
+    at the end of its prefill), the KV transfers over the link, and the decode pool's simulation;
+    `combined` has the deployment's per-request times."""
+    prefill: Simulation
+    transfer_done: np.ndarray
+    decode: Simulation
+    combined: Simulation
+
+
+def simulate_disaggregated(prefill_model: StepModel, decode_model: StepModel, workload: Workload,
+                           prefill_scheduler: Scheduler, decode_scheduler: Scheduler,
+                           link_bandwidth, link_latency=0) -> Disaggregated:
+    """The prefill pool runs the prompts (its requests end with their first token); each prompt's
+    KV cache, prompt · (KV bytes per token of the decode model) bytes, then crosses the link, one
+    transfer at a time in the order the prefills end, each latency + bytes / bandwidth (the α–β
+    model of a point-to-point send); the decode pool admits it when it arrives and has pages for
+    it, and decodes the remaining output − 1 tokens."""
+    ones = np.ones_like(workload.outputs)
+    first = simulate(prefill_model, Workload(workload.arrivals, workload.prompts, ones),
+                     dataclasses.replace(prefill_scheduler, prefilled=False))
+    ready = first.finished
+    order = np.argsort(np.where(np.isnan(ready), np.inf, ready), kind="stable")
+    per_byte = 1.0 / float(link_bandwidth)
+    kv = float(decode_model.kv_bytes_per_token)
+    done = np.full(len(ready), np.nan)
+    link_free = 0.0
+    for i in order:
+        if np.isnan(ready[i]):
+            break
+        start = max(ready[i], link_free)
+        link_free = done[i] = start + float(link_latency) + workload.prompts[i] * kv * per_byte
+    served = ~np.isnan(done)
+    idx = np.nonzero(served)[0]
+    idx = idx[np.argsort(done[idx], kind="stable")]
+    second = simulate(decode_model, Workload(done[idx], workload.prompts[idx], workload.outputs[idx]),
+                      dataclasses.replace(decode_scheduler, prefilled=True))
+    finished = np.full(len(ready), np.nan)
+    finished[idx] = second.finished
+    admitted = first.admitted.copy()
+    combined = Simulation(workload.arrivals, admitted, np.where(np.isnan(finished), np.nan, first.first_token),
+                          finished, workload.prompts, workload.outputs, second.kv_blocks,
+                          first.busy + second.busy, first.steps + second.steps, first.rejected + second.rejected)
+    return Disaggregated(first, done, second, combined)
 
 
 # --- the steady state in closed form ---------------------------------------------------------------

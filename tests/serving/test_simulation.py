@@ -190,3 +190,19 @@ def test_energy_and_cost():
     e = sv.energy_and_cost(10, 1000, 700, chips=1, price_per_chip_hour=2)
     assert e.joules_per_token == 7 and e.tokens_per_second_per_watt == sympy.Rational(1, 7)
     assert e.dollars_per_million_tokens == sympy.Rational(50, 9)
+
+
+def test_disaggregated_prefill_and_decode(toy):
+    # two requests at 0, prompt 100, output 3. The prefill pool: one step of both prompts, 800 ns,
+    # both first tokens at 800 ns. The link (1 GB/s, 100 ns latency) carries each prompt's KV cache,
+    # 100 · 2 B, in 100 + 200 ns, one after the other: at 1100 and 1400 ns. The decode pool: A alone,
+    # context 101, 4404 ns (B arrives meanwhile), to 5504 ns; then both, contexts 102 + 101,
+    # 4812 ns: A's third token at 10,316 ns; B alone, context 102, 4408 ns: done at 14,724 ns.
+    work = trace([(0, 100, 3), (0, 100, 3)])
+    d = sv.simulate_disaggregated(toy, toy, work, sv.Scheduler(), sv.Scheduler(), link_bandwidth=10**9,
+                                  link_latency=sympy.Rational(1, 10**7))
+    assert d.transfer_done == pytest.approx([1100 * NS, 1400 * NS], rel=1e-12)
+    assert d.combined.ttft == pytest.approx([800 * NS] * 2, rel=1e-12)
+    assert d.combined.e2e == pytest.approx([10316 * NS, 14724 * NS], rel=1e-12)
+    assert d.combined.tpot == pytest.approx([4758 * NS, 6962 * NS], rel=1e-12)
+    assert list(d.decode.admitted) == pytest.approx([1100 * NS, 5504 * NS], rel=1e-12)
