@@ -38,10 +38,18 @@ def add_parsers(sub) -> list:
     p.add_argument("--block-size", type=_count, default=16, metavar="TOKENS", help="KV page size (default 16)")
     p.add_argument("--kv-memory", type=_positive, metavar="BYTES",
                    help="bytes for the KV cache (default: capacity − weights)")
+    p.add_argument("--decode-file", metavar="FILE",
+                   help="disaggregated: decode on this file's decode instance and hardware (a second pool), "
+                        "the prefill on FILE's; each prompt's KV cache crosses the link between them")
+    p.add_argument("--link-bandwidth", type=_positive, metavar="B/S",
+                   help="the link between the pools, bytes per second (with --decode-file)")
+    p.add_argument("--link-latency", type=_nonnegative, default=Fraction(0), metavar="S",
+                   help="the link's latency per transfer, seconds (default 0)")
     p.add_argument("--slo-ttft", type=_positive, metavar="S", help="goodput: TTFT at most this many seconds")
     p.add_argument("--slo-tpot", type=_positive, metavar="S", help="goodput: TPOT at most this many seconds")
     p.add_argument("--power", type=_positive, metavar="W", help="power per chip, for the energy figures (default: the hardware's TDP, where stated)")
-    p.add_argument("--chips", type=_count, default=1, metavar="N", help="chips the deployment holds (default 1)")
+    p.add_argument("--chips", type=_count, metavar="N",
+                   help="chips the deployment holds (default 1; 2 with --decode-file, one per pool)")
     p.add_argument("--price", type=_positive, metavar="$", help="dollars per chip-hour, for the cost figures")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -60,6 +68,17 @@ def _positive(text: str) -> Fraction:
         v = Fraction(0)
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+    return v
+
+
+def _nonnegative(text: str) -> Fraction:
+    import argparse
+    try:
+        v = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        v = Fraction(-1)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, not {text!r}")
     return v
 
 
@@ -96,16 +115,32 @@ def _simulate(args) -> str:
                                    _lengths(sv, "--output-len", args.output_len, n, rng))
         scheduler = sv.Scheduler(args.max_batch, args.token_budget, args.chunked_prefill, args.block_size)
         progress = _bar(len(workload.arrivals)) if args.progress else None
-        sim = sv.simulate(steps, workload, scheduler, progress)
+        pools = None
+        if args.decode_file:
+            if args.link_bandwidth is None:
+                raise ArgumentError("a disaggregated deployment needs the link between its pools: "
+                                    "--link-bandwidth BYTES_PER_S", argument_span("--decode-file", args.decode_file))
+            second = analyze(apply_cli_settings(load(args.decode_file), args.set), hardware=args.hardware)
+            decode_steps = sv.step_model(second, args.prefill, args.decode, args.batch_dim, args.prompt_dim,
+                                         args.context_dim, args.kv_memory)
+            pools = sv.simulate_disaggregated(steps, decode_steps, workload, scheduler, scheduler,
+                                              args.link_bandwidth, args.link_latency)
+            pools.names = (analysis.hardware.name, second.hardware.name)
+            sim = pools.combined
+            steps = decode_steps  # the report shows the decode pool's cache and power
+        else:
+            sim = sv.simulate(steps, workload, scheduler, progress)
         if progress:
             print(file=sys.stderr)
         steady = None
-        fixed = not args.trace and args.prompt_len.startswith("fixed:") and args.output_len.startswith("fixed:")
+        fixed = not args.decode_file and not args.trace and args.prompt_len.startswith("fixed:") and args.output_len.startswith("fixed:")
         if fixed:
             steady = sv.steady_state(steps, int(workload.prompts[0]), int(workload.outputs[0]), args.rate,
                                      args.max_batch, args.block_size)
     except sv.ServingError as e:  # a condition of the whole command: placed at the file
         raise sv.ServingError(e.message, e.span, e.hint) from None
+    if args.chips is None:
+        args.chips = 2 if pools is not None else 1
     energy = None
     tokens = int(workload.outputs[sim.served].sum())
     if args.power is None and steps.power is not None:
@@ -115,8 +150,8 @@ def _simulate(args) -> str:
     from costlang.printers.text.serving import serving_dict, serving_report
     if args.json:
         from costlang.printers.data.json import dumps
-        return dumps(serving_dict(args, steps, sim, steady, energy)) + "\n"
-    return serving_report(args, steps, sim, steady, energy)
+        return dumps(serving_dict(args, steps, sim, steady, energy, pools)) + "\n"
+    return serving_report(args, steps, sim, steady, energy, pools)
 
 
 def _lengths(sv, flag: str, spec: str, n: int, rng):

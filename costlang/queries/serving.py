@@ -494,7 +494,7 @@ def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Schedu
 class Disaggregated:
     """Prefill and decode on two pools: the prefill pool's simulation (each request's first token
     at the end of its prefill), the KV transfers over the link, and the decode pool's simulation;
-    `combined` has the deployment's per-request times."""
+    `combined` has the deployment's per-request times (its `busy` is the decode pool's)."""
     prefill: Simulation
     transfer_done: np.ndarray
     decode: Simulation
@@ -533,7 +533,7 @@ def simulate_disaggregated(prefill_model: StepModel, decode_model: StepModel, wo
     admitted = first.admitted.copy()
     combined = Simulation(workload.arrivals, admitted, np.where(np.isnan(finished), np.nan, first.first_token),
                           finished, workload.prompts, workload.outputs, second.kv_blocks,
-                          first.busy + second.busy, first.steps + second.steps, first.rejected + second.rejected)
+                          second.busy, first.steps + second.steps, first.rejected + second.rejected)
     return Disaggregated(first, done, second, combined)
 
 

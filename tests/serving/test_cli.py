@@ -64,3 +64,20 @@ def test_bad_input_is_a_positioned_error(cli):
     assert status == 2 and "the decode step 'nope' is not a block instance of the file" in err
     status, _, err = cli("--trace", "t.csv", files={"t.csv": "arrival,prompt\n0,1\n"})
     assert status == 2 and "t.csv: cannot read the trace (row 1)" in err
+
+
+def test_disaggregated_pools(cli):
+    # as test_simulation's disaggregated case: both first tokens at 800 ns, in the decode pool at
+    # 1100 and 1400 ns (300 and 600 ns after, 450 on average), done at 10,316 and 14,724 ns
+    trace = "arrival,prompt,output\n0,100,3\n0,100,3\n"
+    status, out, _ = cli("--trace", "t.csv", "--decode-file", "toy.cost", "--link-bandwidth", "1e9",
+                         "--link-latency", "1e-7", "--power", "100", files={"t.csv": trace})
+    assert status == 0
+    assert "pools: prefill on toy (toy.cost), decode on toy (toy.cost); KV over a link of 1 GB/s, latency " \
+           "100 ns: from first token to the decode pool 450 ns on average" in out
+    assert "  TTFT        800 ns    800 ns    800 ns    800 ns" in out
+    assert "  E2E         12.52 µs" in out
+    # two chips at 100 W for 14,724 ns, 6 output tokens: 2 · 100 · 14.724e-6 / 6 ≈ 0.0004908 J
+    assert "energy (100 W per chip (--power), 2 chips, idle time counted): 0.0004908 J per output token" in out
+    status, _, err = cli("--trace", "t.csv", "--decode-file", "toy.cost")
+    assert status == 2 and "needs the link between its pools" in err

@@ -117,3 +117,39 @@ def test_energy_and_cost_of_a_decode_step(llama):
     assert float(e.joules_per_token) == pytest.approx(0.08342, rel=1e-3)
     assert float(e.tokens_per_second_per_watt) == pytest.approx(11.99, rel=1e-3)
     assert float(e.dollars_per_million_tokens) == pytest.approx(0.0662, rel=1e-3)
+
+
+def test_disaggregated_prefill_on_h100_decode_on_h200(llama):
+    # Prefill on the H100, decode on an H200 (141 GB: 124,939,477,504 B of KV cache after the
+    # weights), each 1024-token prompt's KV cache, 134,217,728 B, over a 50 GB/s link with 10 µs
+    # latency: 10 µs + 2.684 ms = 2.694 ms at least. Against two colocated H100s, each taking half
+    # the Poisson stream (a random split of a Poisson stream is Poisson).
+    h200 = sv.step_model(load(EXAMPLES / "llama3_8b_h200_decode.cost").analyze())
+    assert h200.kv_memory == 124_939_477_504
+
+    def work(rate, n=2000):
+        rng = np.random.default_rng(0)
+        return sv.Workload(sv.poisson_arrivals(rate, n, rng), np.full(n, 1024), np.full(n, 128))
+
+    def run(rate):
+        d = sv.simulate_disaggregated(llama, h200, work(rate), sv.Scheduler(max_batch=128),
+                                      sv.Scheduler(max_batch=128), link_bandwidth=50 * 10**9,
+                                      link_latency=sympy.Rational(1, 100_000))
+        c = sv.simulate(llama, work(rate / 2), sv.Scheduler(max_batch=128))
+        return d, c
+    d, c = run(10)
+    assert np.nanmin(d.transfer_done - d.prefill.finished) == pytest.approx(1e-5 + 134_217_728 / 50e9, rel=1e-9)
+    # at 10 requests/s the decode pool's TPOT (about 3.3 ms) beats a colocated H100's (about 5.2 ms)
+    assert np.median(d.combined.tpot) < 0.7 * np.median(c.tpot)
+    # at 40: the prefill pool is busy λ·P(1024) = 40 · 20.48 ms ≈ 82 % of the time; TPOT still wins,
+    # but queueing for the one prefill chip makes p99 TTFT worse than two colocated chips'
+    d, c = run(40)
+    busy = d.prefill.busy / d.combined.makespan
+    assert busy == pytest.approx(40 * float(llama.prefill.subs(llama.S, 1024)), rel=0.03)
+    assert np.median(d.combined.tpot) < 0.5 * np.median(c.tpot)
+    assert np.percentile(d.combined.ttft, 99) > 2 * np.percentile(c.ttft, 99)
+    # at 60, past the prefill chip's largest stable rate 1 / P(1024) ≈ 48.8 requests/s, its queue
+    # grows without bound; the colocated pair (30 each) is still stable
+    d, c = run(60)
+    assert 1 / float(llama.prefill.subs(llama.S, 1024)) == pytest.approx(48.84, abs=0.01)
+    assert np.median(d.combined.ttft) > 1 and np.median(c.ttft) < 0.1

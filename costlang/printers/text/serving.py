@@ -35,7 +35,7 @@ def _metrics(sim) -> dict:
     return out
 
 
-def serving_report(args, steps, sim, steady, energy) -> str:
+def serving_report(args, steps, sim, steady, energy, pools=None) -> str:
     served = int(sim.served.sum())
     lines = [f"costlang simulate: {args.file}",
              f"step model: P({steps.S}) = t_kernel({args.prefill}), D({steps.B}, {steps.T}) = t_kernel({args.decode}); "
@@ -49,6 +49,14 @@ def serving_report(args, steps, sim, steady, energy) -> str:
     budget = f"{args.token_budget:,} tokens" if args.token_budget else "no limit"
     lines.append(f"scheduler: continuous batching, max batch {args.max_batch}, token budget {budget}, chunked "
                  f"prefill {'on' if args.chunked_prefill else 'off'}")
+    if pools is not None:
+        took = pools.transfer_done - pools.prefill.finished
+        took = took[~np.isnan(took)]
+        lines += [f"pools: prefill on {pools.names[0]} ({args.file}), decode on {pools.names[1]} ({args.decode_file}); "
+                  f"KV over a link of {sig(float(args.link_bandwidth) / 1e9)} GB/s, latency {_s(sympy.Rational(args.link_latency))}: "
+                  f"from first token to the decode pool {_s(float(took.mean()) if len(took) else None)} on average; "
+                  f"the prefill pool busy {sig(100 * pools.prefill.busy / sim.makespan, 3) if sim.makespan > 0 else 0} %, "
+                  "the decode pool's below"]
     if steady is not None:
         lines += ["", "steady state (closed form)",
                   f"  one request alone: S₁ = {_s(steady.service_one)}; utilisation ρ = λ·S₁ = {sig(float(steady.utilisation))}",
@@ -104,7 +112,7 @@ def _plain(v):
     return v
 
 
-def serving_dict(args, steps, sim, steady, energy) -> dict:
+def serving_dict(args, steps, sim, steady, energy, pools=None) -> dict:
     served = int(sim.served.sum())
     d = {"file": args.file, "kv_bytes_per_token": steps.kv_bytes_per_token, "kv_memory": steps.kv_memory,
          "kv_pages": sim.kv_blocks, "requests": len(sim.arrivals), "served": served, "rejected": sim.rejected,
@@ -113,6 +121,9 @@ def serving_dict(args, steps, sim, steady, energy) -> dict:
         d["throughput_requests_per_s"] = served / sim.makespan
         d["mean_in_system"] = sim.mean_in_system()
         d["goodput_requests_per_s"] = sim.goodput(_f(args.slo_ttft), _f(args.slo_tpot))
+    if pools is not None:
+        d["pools"] = {"prefill": pools.names[0], "decode": pools.names[1],
+                      "transfer_done_mean_s": float(np.nanmean(pools.transfer_done - pools.prefill.finished))}
     if steady is not None:
         d["steady_state"] = {"service_one_s": steady.service_one, "utilisation": steady.utilisation,
                              "max_rate_one": steady.max_rate_one, "batch": steady.batch,
