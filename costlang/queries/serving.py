@@ -191,12 +191,23 @@ class Workload:
             raise ServingError("arrival times must start at 0 or later and never decrease")
         if np.any(self.prompts < 1) or np.any(self.outputs < 1):
             raise ServingError("every request needs at least 1 prompt token and 1 output token")
+        if len(self.prompts) and int((self.prompts + self.outputs).max()) > MAX_TOKENS:
+            raise ServingError(f"a request of more than {MAX_TOKENS:,} tokens (prompt and output) cannot be "
+                               "simulated: the step times are tabulated per token")
+
+
+#: the most tokens (prompt and output) of one request
+MAX_TOKENS = 4_000_000
+#: the most requests one simulation takes (each costs a few dozen bytes in a handful of arrays)
+MAX_REQUESTS = 10_000_000
 
 
 def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
     """n arrival times of a Poisson process of `rate` requests/s (exponential gaps), from t = 0."""
-    if not rate > 0:
-        raise ServingError("the arrival rate must be positive")
+    if not rate > 0 or not math.isfinite(rate):
+        raise ServingError("the arrival rate must be a positive number")
+    if n > MAX_REQUESTS:
+        raise ServingError(f"at most {MAX_REQUESTS:,} requests can be simulated, not {n:,}")
     return np.cumsum(rng.exponential(1.0 / rate, n))
 
 
@@ -253,6 +264,8 @@ def read_trace(text: str, name: str) -> Workload:
                            f"(s), prompt and output (tokens) ({type(e).__name__})") from None
     if not rows:
         raise ServingError(f"{name}: the trace has no requests")
+    if len(rows) > MAX_REQUESTS:
+        raise ServingError(f"{name}: at most {MAX_REQUESTS:,} requests can be simulated, not {len(rows):,}")
     arrivals = np.array([r[0] for r in rows], dtype=float)
     if not np.all(np.isfinite(arrivals)):
         raise ServingError(f"{name}: an arrival time is not a finite number")
@@ -344,7 +357,10 @@ def percentiles(values: np.ndarray, qs: Sequence[float] = (50, 90, 99)) -> dict:
 def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Scheduler(),
              progress=None) -> Simulation:
     """Run the workload through the scheduler on the step model (see the module's docstring)."""
-    import simpy
+    try:
+        import simpy
+    except ImportError:  # an optional dependency
+        raise ServingError("the serving simulation needs SimPy: pip install \"costlang[serve]\"") from None
 
     if scheduler.max_batch < 1 or scheduler.block_size < 1 or (
             scheduler.token_budget is not None and scheduler.token_budget < 1):

@@ -206,3 +206,12 @@ def test_disaggregated_prefill_and_decode(toy):
     assert d.combined.e2e == pytest.approx([10316 * NS, 14724 * NS], rel=1e-12)
     assert d.combined.tpot == pytest.approx([4758 * NS, 6962 * NS], rel=1e-12)
     assert list(d.decode.admitted) == pytest.approx([1100 * NS, 5504 * NS], rel=1e-12)
+
+
+def test_limits():
+    rng = np.random.default_rng(0)
+    with pytest.raises(sv.ServingError, match="at most 10,000,000 requests"):
+        sv.poisson_arrivals(1.0, 10_000_001, rng)
+    with pytest.raises(sv.ServingError, match="more than 4,000,000 tokens"):
+        trace([(0, 3_999_999, 2)])
+    trace([(0, 3_999_999, 1)])          # exactly the limit
