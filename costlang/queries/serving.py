@@ -133,7 +133,7 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
     for role, name in (("batch", batch), ("prompt", prompt), ("context", context)):
         if name not in program.symbols:
             raise ServingError(f"the {role} size '{name}' is not a dim of the file: declare it free "
-                               f"(`dim {name}`) or name another with --{role}")
+                               f"(`dim {name}`) or name another with --{role}-dim")
         symbols[role] = program.symbols[name].symbol
 
     def figure(func, target=None):

@@ -81,3 +81,9 @@ def test_disaggregated_pools(cli):
     assert "energy (100 W per chip (--power), 2 chips, idle time counted): 0.0004908 J per output token" in out
     status, _, err = cli("--trace", "t.csv", "--decode-file", "toy.cost")
     assert status == 2 and "needs the link between its pools" in err
+
+
+def test_a_size_that_is_not_a_dim(cli):
+    status, _, err = cli("--rate", "1", "--batch-dim", "N")
+    assert status == 2 and "the batch size 'N' is not a dim of the file: declare it free (`dim N`) or name " \
+                           "another with --batch-dim" in err
