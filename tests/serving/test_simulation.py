@@ -215,3 +215,13 @@ def test_limits():
     with pytest.raises(sv.ServingError, match="more than 4,000,000 tokens"):
         trace([(0, 3_999_999, 2)])
     trace([(0, 3_999_999, 1)])          # exactly the limit
+
+
+@pytest.mark.parametrize("value, message", [("0", "'tdp' must be positive, not 0"),
+                                            ("3 s", "'tdp' must be a plain number, not seconds")])
+def test_a_hardwares_tdp_is_a_positive_number_of_watts(value, message):
+    from costlang.errors import CostlangError
+    text = TOY.replace("launch = 0 s }", f"launch = 0 s; tdp = {value} }}")
+    with pytest.raises(CostlangError, match=message):
+        load_string(text)
+    assert sv.step_model(load_string(TOY.replace("launch = 0 s }", "launch = 0 s; tdp = 300 }")).analyze()).power == 300
