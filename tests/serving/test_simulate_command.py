@@ -1,11 +1,11 @@
-"""`costlang simulate` on the toy step model of test_simulation (P(S) = 4·S ns, D(B, T) =
+"""`costlang simulate` on the toy step model of test_serving_simulation (P(S) = 4·S ns, D(B, T) =
 (4·B·T + 4000) ns, 2 B of KV per token, 998,000 B for the cache)."""
 import json
 
 import pytest
 
 from costlang.cli import main
-from tests.serving.test_simulation import TOY
+from test_serving_simulation import TOY
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_bad_input_is_a_positioned_error(cli):
 
 
 def test_disaggregated_pools(cli):
-    # as test_simulation's disaggregated case: both first tokens at 800 ns, in the decode pool at
+    # as test_serving_simulation's disaggregated case: both first tokens at 800 ns, in the decode pool at
     # 1100 and 1400 ns (300 and 600 ns after, 450 on average), done at 10,316 and 14,724 ns
     trace = "arrival,prompt,output\n0,100,3\n0,100,3\n"
     status, out, _ = cli("--trace", "t.csv", "--decode-file", "toy.cost", "--link-bandwidth", "1e9",
