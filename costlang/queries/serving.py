@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+from fractions import Fraction
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -110,6 +111,20 @@ class StepModel:
         return float(self.decode_times(batch, context_sum, 1)[0])
 
 
+def _exact(x) -> sympy.Expr:
+    """A number as an exact sympy number: ints, Fractions and sympy numbers as they are, a float as
+    the decimal it prints as (0.6 is 3/5). Never text."""
+    if isinstance(x, sympy.Basic):
+        return x
+    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
+        raise TypeError(f"expected a number, not {x!r}")
+    if isinstance(x, Fraction):
+        return sympy.Rational(x.numerator, x.denominator)
+    if isinstance(x, (int, np.integer)):
+        return sympy.Integer(int(x))
+    return sympy.Rational(repr(float(x)))
+
+
 def _compiled(e: sympy.Expr, symbols):
     free = e.free_symbols - set(symbols)
     if free:
@@ -143,7 +158,8 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
     bound = {k: v for k, v in analysis.bindings.items() if k not in keep}
 
     def fixed(e):
-        return sympy.sympify(e).xreplace(bound) if bound else sympy.sympify(e)
+        e = e if isinstance(e, sympy.Basic) else sympy.Integer(e)
+        return e.xreplace(bound) if bound else e
 
     for role, name in (("prefill", prefill), ("decode", decode)):
         if name not in program.instances:
@@ -160,7 +176,7 @@ def step_model(analysis, prefill: str = "prefill", decode: str = "decode", batch
         kv_memory = fixed(figure("capacity")) - fixed(figure("weight_bytes"))
         if kv_memory.free_symbols or not kv_memory.is_positive:
             raise ServingError("no memory is left for the KV cache after the weights")
-    return StepModel(p, d, S, B, T, kv, sympy.nsimplify(kv_memory), analysis.hardware.tdp)
+    return StepModel(p, d, S, B, T, kv, _exact(kv_memory), analysis.hardware.tdp)
 
 
 def instance_figure(analysis, func: str, target: Optional[str] = None) -> sympy.Expr:
@@ -576,13 +592,13 @@ def service_time_one(model: StepModel, prompt: int, output: int) -> sympy.Expr:
     total = model.prefill.subs(model.S, prompt)
     d1 = model.decode.subs(model.B, 1)
     total += sum((d1.subs(model.T, prompt + j) for j in range(1, output)), sympy.Integer(0))
-    return sympy.nsimplify(total) if not total.is_Rational else total
+    return total
 
 
 def steady_state(model: StepModel, prompt: int, output: int, rate, max_batch: int, block_size: int) -> SteadyState:
     lam = sympy.Symbol("lambda", positive=True)
     s1 = service_time_one(model, prompt, output)
-    rate = sympy.nsimplify(rate)
+    rate = _exact(rate)
     rho = rate * s1
     blocks = kv_blocks(model.kv_memory, model.kv_bytes_per_token, block_size)
     per = -(-(prompt + output) // block_size)
@@ -603,7 +619,7 @@ def steady_state(model: StepModel, prompt: int, output: int, rate, max_batch: in
 def speculative_tokens(alpha, k: int) -> sympy.Expr:
     """Expected tokens per verify step with k drafted tokens accepted each with probability α:
     (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023, eq. 1), k + 1 at α = 1."""
-    alpha = sympy.nsimplify(alpha)
+    alpha = _exact(alpha)
     if alpha == 1:
         return sympy.Integer(k + 1)
     return (1 - alpha ** (k + 1)) / (1 - alpha)
@@ -620,7 +636,7 @@ def best_draft_length(draft_step, verify_step, alpha, largest: int = 16) -> tupl
     """The k in 1..largest with the least TPOT (compared exactly); ties go to the smaller k."""
     best = None
     for k in range(1, largest + 1):
-        t = sympy.nsimplify(speculative_tpot(draft_step, verify_step, alpha, k))
+        t = _exact(speculative_tpot(draft_step, verify_step, alpha, k))
         if best is None or t < best[1]:
             best = (k, t)
     return best
@@ -638,9 +654,9 @@ class EnergyPrice:
 
 
 def energy_and_cost(seconds, tokens, power, chips=1, price_per_chip_hour=None) -> EnergyPrice:
-    seconds, tokens, power = (sympy.nsimplify(x) for x in (seconds, tokens, power))
+    seconds, tokens, power = (_exact(x) for x in (seconds, tokens, power))
     energy = power * chips * seconds
     dollars = None
     if price_per_chip_hour is not None:
-        dollars = sympy.nsimplify(price_per_chip_hour) * chips * seconds / 3600 / tokens * 10 ** 6
+        dollars = _exact(price_per_chip_hour) * chips * seconds / 3600 / tokens * 10 ** 6
     return EnergyPrice(energy / tokens, tokens / seconds / (power * chips), dollars)
