@@ -45,6 +45,15 @@ def add_parsers(sub) -> list:
                    help="the link between the pools, bytes per second (with --decode-file)")
     p.add_argument("--link-latency", type=_nonnegative, default=Fraction(0), metavar="S",
                    help="the link's latency per transfer, seconds (default 0)")
+    p.add_argument("--draft", metavar="NAME",
+                   help="speculative decoding: the draft's decode instance (one token); with --verify and "
+                        "--alpha, prints the TPOT per drafted length k and the best k, and simulates nothing")
+    p.add_argument("--verify", metavar="NAME", help="the target's instance over K tokens per sequence")
+    p.add_argument("--verify-dim", default="K", metavar="DIM", help="the free dim of the verify's tokens (default K)")
+    p.add_argument("--alpha", type=_fraction, action="append", default=[], metavar="A",
+                   help="acceptance rate of a drafted token, 0..1 (repeatable)")
+    p.add_argument("--context", type=_count, default=1024, metavar="T",
+                   help="tokens of context for the speculative figures (default 1024)")
     p.add_argument("--slo-ttft", type=_positive, metavar="S", help="goodput: TTFT at most this many seconds")
     p.add_argument("--slo-tpot", type=_positive, metavar="S", help="goodput: TPOT at most this many seconds")
     p.add_argument("--power", type=_positive, metavar="W", help="power per chip, for the energy figures (default: the hardware's TDP, where stated)")
@@ -82,6 +91,17 @@ def _nonnegative(text: str) -> Fraction:
     return v
 
 
+def _fraction(text: str) -> Fraction:
+    import argparse
+    try:
+        v = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        v = Fraction(-1)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, not {text!r}")
+    return v
+
+
 def _count(text: str) -> int:
     import argparse
     if not text.isdigit() or int(text) < 1 or len(text) > 9:
@@ -97,6 +117,8 @@ def _simulate(args) -> str:
     from costlang.queries.pipeline import analyze
     model = load(args.file)
     analysis = analyze(apply_cli_settings(model, args.set), hardware=args.hardware)
+    if args.draft:
+        return _speculative(args, analysis)
     try:
         steps = sv.step_model(analysis, args.prefill, args.decode, args.batch_dim, args.prompt_dim,
                               args.context_dim, args.kv_memory)
@@ -152,6 +174,41 @@ def _simulate(args) -> str:
         from costlang.printers.data.json import dumps
         return dumps(serving_dict(args, steps, sim, steady, energy, pools)) + "\n"
     return serving_report(args, steps, sim, steady, energy, pools)
+
+
+def _speculative(args, analysis) -> str:
+    """The speculative figures: t_draft and t_verify(K) at the context given, then for each α the
+    TPOT of k = 1..16 drafted tokens and the best k (exactly compared)."""
+    import sympy
+
+    from costlang.queries import serving as sv
+    from costlang.printers.text.serving import speculative_report
+    if not args.verify or not args.alpha:
+        raise ArgumentError("speculative decoding needs the target's verify instance (--verify NAME) and "
+                            "at least one --alpha", argument_span("--draft", args.draft))
+    program = analysis.program
+    for flag, name in (("--draft", args.draft), ("--verify", args.verify)):
+        if name not in program.instances:
+            raise ArgumentError(f"'{name}' is not a block instance of the file", argument_span(flag, name))
+    for flag, name in (("--context-dim", args.context_dim), ("--verify-dim", args.verify_dim)):
+        if name not in program.symbols:
+            raise ArgumentError(f"'{name}' is not a dim of the file", argument_span(flag, name))
+    T, K = program.symbols[args.context_dim].symbol, program.symbols[args.verify_dim].symbol
+    bound = {k: v for k, v in analysis.bindings.items() if k not in (T, K)}
+    at = {T: args.context}
+    draft = sv.instance_figure(analysis, "t_kernel", args.draft).xreplace(bound).subs(at)
+    verify = sv.instance_figure(analysis, "t_kernel", args.verify).xreplace(bound).subs(at)
+    if (draft.free_symbols | verify.free_symbols) - {K}:
+        raise ArgumentError("the draft and verify times depend on sizes other than the context and the "
+                            "verify's tokens: give them values", argument_span("--draft", args.draft))
+    plain = verify.subs(K, 1)
+    rows = []
+    for alpha in args.alpha:
+        a = sympy.Rational(alpha.numerator, alpha.denominator)
+        tpots = [sv.speculative_tpot(draft, lambda k: verify.subs(K, k + 1), a, k) for k in range(1, 17)]
+        k, best = sv.best_draft_length(draft, lambda k: verify.subs(K, k + 1), a)
+        rows.append((a, [sv.speculative_tokens(a, k) for k in range(1, 17)], tpots, k, best))
+    return speculative_report(args, draft, plain, rows)
 
 
 def _lengths(sv, flag: str, spec: str, n: int, rng):

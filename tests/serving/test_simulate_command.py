@@ -87,3 +87,23 @@ def test_a_size_that_is_not_a_dim(cli):
     status, _, err = cli("--rate", "1", "--batch-dim", "N")
     assert status == 2 and "the batch size 'N' is not a dim of the file: declare it free (`dim N`) or name " \
                            "another with --batch-dim" in err
+
+
+def test_speculative_decoding_table(capsys, monkeypatch):
+    # the speculative example (TinyLlama drafting for Llama-2-7B on an H100, context 1024): the draft
+    # step 627.4 µs, plain decoding 4.111 ms. α = 0, k = 1: one token per t_draft + t_verify(2) =
+    # 0.627 + 4.118 ms, slower than plain (0.866×); α = 1, k = 1: two tokens for the same, 2.372 ms.
+    # Best k: 2 at α = 0.6 (2.744 ms), 5 at α = 0.8 (1.973 ms), the largest tried (16) at α = 1.
+    from pathlib import Path
+    example = Path(__file__).resolve().parents[2] / "examples" / "serving" / "speculative_llama2_7b.cost"
+    status = main(["simulate", str(example), "--draft", "draft", "--verify", "verify", "--alpha", "0",
+                   "--alpha", "0.6", "--alpha", "0.8", "--alpha", "1"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "draft step t_kernel(draft) = 627.4 µs; plain decoding t_kernel(verify) at K = 1: TPOT 4.111 ms" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[5:]}
+    assert rows["0"][1:3] == ["4.745", "ms"] and rows["0"][-1] == "0.866×"
+    assert rows["0.6"][9:12] == ["2", "2.744", "ms"] and rows["0.8"][9:12] == ["5", "1.973", "ms"]
+    assert rows["1"][1:3] == ["2.372", "ms"] and rows["1"][9] == "16"
+    status = main(["simulate", str(example), "--draft", "draft", "--alpha", "0.5"])
+    assert status == 2 and "needs the target's verify instance" in capsys.readouterr().err

@@ -97,6 +97,24 @@ def serving_report(args, steps, sim, steady, energy, pools=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def speculative_report(args, draft, plain, rows) -> str:
+    """The speculative table: per α, the expected tokens per verify step and the TPOT at k = 1..4,
+    the best k of 1..16 and its speed-up over plain decoding."""
+    lines = [f"costlang simulate: {args.file}",
+             f"speculative decoding at {args.context:,} tokens of context: draft step t_kernel({args.draft}) = "
+             f"{_s(draft)}; plain decoding t_kernel({args.verify}) at {args.verify_dim} = 1: TPOT {_s(plain)}",
+             "  expected tokens per verify step (1 − α^(k+1))/(1 − α); TPOT = (k·t_draft + t_verify(k + 1)) / tokens",
+             ""]
+    table = [["α", *[f"k = {k}" for k in range(1, 5)], "best k of 1..16", "TPOT", "speed-up"]]
+    for alpha, _, tpots, k, best in rows:
+        table.append([sig(float(alpha)), *[_s(t) for t in tpots[:4]], str(k), _s(best),
+                      f"{sig(float(plain / best), 3)}×"])
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return "\n".join(lines) + "\n"
+
+
 def _f(x):
     return None if x is None else float(x)
 
