@@ -89,6 +89,7 @@ def test_a_size_that_is_not_a_dim(cli):
                            "another with --batch-dim" in err
 
 
+@pytest.mark.slow  # docs/serving.md runs the same command and checks its table
 def test_speculative_decoding_table(capsys, monkeypatch):
     # the speculative example (TinyLlama drafting for Llama-2-7B on an H100, context 1024): the draft
     # step 627.4 µs, plain decoding 4.111 ms. α = 0, k = 1: one token per t_draft + t_verify(2) =
