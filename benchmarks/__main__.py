@@ -12,6 +12,7 @@ it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
 - a 10⁶-point sweep (1000 × 1000), after start-up, in process;
 - an `explore` search, configurations per second, serially and on a local Dask cluster of 2 workers
   (wall-clock seconds: the point of the workers is the wall clock; the cluster's start is left out);
+- `costlang simulate`'s simulation of 100,000 requests on Llama-3-8B (one H100), in process;
 - llm-analysis (optional: `pip install llm-analysis`), decode latency of Llama-2-70B for batch
   1..100, per configuration, against costlang's sweep of the same question.
 """
@@ -155,6 +156,7 @@ def main(argv=None) -> int:
         _training(t, Path(tmp), repeat)
     _sweep(t)
     _explore(t)
+    _serving(t)
     _peer(t)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}, "
           f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.1f}")
@@ -329,6 +331,28 @@ def _explore(t: Table) -> None:
     t.add(f"  on 2 Dask workers, wall s (× = speed-up; same answer: {'yes' if same else 'NO'})", two,
           f"{parallel.evaluated / two:.0f} configurations/s; faster than serial", same and two < one,
           ratio=one / two)
+def serving_case(n: int = 100_000):
+    """The serving benchmark's step model and workload: Llama-3-8B on one H100, Poisson arrivals at
+    20 requests/s, lognormal prompts (median 512, σ 0.5) and outputs (median 128, σ 0.5), seed 0."""
+    import numpy as np
+
+    from costlang import load
+    from costlang.queries import serving as sv
+    model = sv.step_model(load(EXAMPLES / "serving/llama3_8b_h100.cost").analyze())
+    rng = np.random.default_rng(0)
+    work = sv.Workload(sv.poisson_arrivals(20, n, rng), sv.lengths("lognormal:512:0.5", n, rng),
+                       sv.lengths("lognormal:128:0.5", n, rng))
+    return model, work, sv.Scheduler(max_batch=64, token_budget=8192)
+
+
+def _serving(t: Table) -> None:
+    from costlang.budget import limit
+    from costlang.queries import serving as sv
+    with limit(1000):
+        model, work, scheduler = serving_case()
+        s = _in_process_cpu(lambda: sv.simulate(model, work, scheduler))
+    t.add("simulate 100,000 requests (continuous batching, Llama-3-8B on H100), after the step model",
+          s, "≤ 10 s", s <= 10)
 
 
 def _peer(t: Table) -> None:

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
     p.add_argument("--version", action="version", version=f"costlang {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    from costlang.cli import derive, explore, hardware, info, run, whatif
+    from costlang.cli import derive, explore, hardware, info, run, simulate, whatif
     groups = run.add_parsers(sub)
     groups += hardware.add_parsers(sub)
     groups += derive.add_parsers(sub)
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups += whatif.add_parsers(sub)
     groups += info.add_parsers(sub)
     groups += explore.add_parsers(sub)
+    groups += simulate.add_parsers(sub)
     for s in groups:
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",

@@ -22,7 +22,7 @@ from costlang.frontend import ast
 __all__ = ["resolve_hardware", "check_fraction"]
 
 _MEMORY_UNITS = {"bandwidth": BYTE_PER_S, "capacity": BYTE}
-_HARDWARE_UNITS = {"launch": SECOND, "sms": DIMENSIONLESS, "sector": BYTE}
+_HARDWARE_UNITS = {"launch": SECOND, "sms": DIMENSIONLESS, "sector": BYTE, "tdp": DIMENSIONLESS}  # tdp: watts
 _PEAK_UNITS = ("matrix", "vector")
 
 
@@ -49,7 +49,7 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
         (vector if p.unit is not None and p.unit.id == "vector" else peaks)[p.dtype.id] = value
     memories = _memories(r, s, {m.name: m for m in hw.memories})
     opts = r.options(s.options, _HARDWARE_UNITS, "hardware")
-    for key in ("sms", "sector"):
+    for key in ("sms", "sector", "tdp"):
         if key in opts:
             _positive(opts[key], f"'{key}'", next(o.value.span for o in s.options if o.name == key))
     launch = opts.get("launch", hw.launch)
@@ -71,7 +71,7 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
     return dataclasses.replace(hw, peaks=tuple(peaks.items()), memories=tuple(memories.values()),
                                launch=launch, vector_peaks=tuple(vector.items()),
                                sms=opts.get("sms", hw.sms), sector=opts.get("sector", hw.sector),
-                               efficiencies=tuple(effs.values()))
+                               tdp=opts.get("tdp", hw.tdp), efficiencies=tuple(effs.values()))
 
 
 def _memories(r, s: ast.HardwareDef, memories: dict) -> dict:

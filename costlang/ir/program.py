@@ -152,6 +152,7 @@ class Hardware:
     sector: sympy.Expr = sympy.Integer(32)
     efficiencies: tuple[Efficiency, ...] = ()
     base: Optional[str] = None   # the hardware this one extends (`hardware NAME : BASE`)
+    tdp: Optional[sympy.Expr] = None  # thermal design power, watts (`tdp = 700`), for energy figures
 
     def peak(self, dtype: str, unit: str = "matrix") -> Optional[sympy.Expr]:
         """The raw peak of `dtype` on the matrix or vector units (no efficiency factor). A vector
