@@ -37,7 +37,7 @@ from costlang.errors import BudgetError, Span
 __all__ = ["DEFAULT_SECONDS", "MAX_SECONDS", "DEFAULT_WALL_SECONDS", "time_budget", "limit", "budget_seconds",
            "wall_clock_limit", "running", "BudgetError"]
 
-DEFAULT_SECONDS = 5.0
+DEFAULT_SECONDS = 20.0  # runaway symbolic work stops here; model-scale work (a zoo compare: ~5-15 s) passes
 _MIN_SECONDS = 1e-6  # setitimer(0) would switch the timer off instead of firing at once
 #: once a budget has run out, its timer fires again this often (CPU seconds) until the block ends:
 #: an interruption that lands where Python ignores exceptions (a garbage-collector callback, a
