@@ -49,9 +49,21 @@ class Analysis(roofline.Analysis):
         from costlang.printers.derivation.latex import LatexDocPrinter
         return LatexDocPrinter().doprint(self)
 
+    def query(self, name: str):
+        """The value of the file's query `name` (its label), exact with the bound symbols put in (a
+        verdict for `bound(...)`); a KeyError lists the queries there are."""
+        for q in self.queries:
+            if q.name == name:
+                return self.value(q.value)
+        raise KeyError(f"no query named {name!r}; the queries are: "
+                       + (", ".join(repr(q.name) for q in self.queries) or "none"))
+
     @classmethod
     def of(cls, analysis: roofline.Analysis) -> "Analysis":
         """The same analysis (its fields shared, not copied) with these methods."""
+        if not isinstance(analysis, roofline.Analysis):
+            raise TypeError(f"Analysis.of wraps an analysis (what Model.analyze returns), not {analysis!r}; "
+                            "a query's value is `analysis.query(NAME)`")
         return cls(**{f.name: getattr(analysis, f.name) for f in dataclasses.fields(analysis)})
 
 

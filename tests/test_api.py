@@ -3,6 +3,8 @@ from fractions import Fraction
 
 import pytest
 
+from conftest import EXAMPLES
+
 from costlang import load_string
 from costlang.errors import CostlangError
 
@@ -54,3 +56,22 @@ def test_a_bad_setting_is_a_positioned_costlang_error():
     with pytest.raises(CostlangError) as e:
         load_string(RELU).analyze(settings={"Nn": 5})
     assert "Nn" in e.value.render()
+
+
+def test_queries_by_name_steps_as_text_and_clear_errors():
+    import sympy
+    from costlang import load
+    from costlang.api import Analysis
+    a = load(EXAMPLES / "roofline" / "gemm_4096.cost").analyze()
+    # C = A·B with 4096² fp16 matrices: 2·4096³ = 137,438,953,472 FLOP, I = 2·4096³/(3·4096²·2) = 4096/3
+    assert a.query("flops") == 137_438_953_472
+    assert a.query("I") == sympy.Rational(4096, 3)
+    assert a.value(a.queries[0].value) == 137_438_953_472          # a query's Value, bound symbols put in
+    with pytest.raises(KeyError, match="the queries are: 'flops', 'bytes', 'I'"):
+        a.query("zz")
+    shown = a.show(steps="intensity,verdict").markdown               # a comma-separated string of steps
+    assert shown == a.show(steps=["verdict", "intensity"]).markdown
+    with pytest.raises(ValueError, match="did you mean 'intensity'"):
+        a.show(steps="intensty")
+    with pytest.raises(TypeError, match="a query's value is `analysis.query"):
+        Analysis.of("I")

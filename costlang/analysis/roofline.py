@@ -15,7 +15,7 @@ import sympy
 
 from costlang.errors import SemanticError
 from costlang.ir.graph import consumers_of_storage, program_outputs
-from costlang.ir.program import Hardware, Program
+from costlang.ir.program import Hardware, Program, Value
 from costlang.passes.kernels import Kernel
 from costlang.ir.program import Efficiency
 from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
@@ -130,9 +130,11 @@ class Analysis:
     sweep_plans: dict = field(default_factory=dict, repr=False, compare=False)
 
     def value(self, expr):
-        """An expression with every bound symbol replaced by its value."""
+        """An expression (or a query's `Value`) with every bound symbol replaced by its value."""
         if isinstance(expr, int):
             return sympy.Integer(expr)
+        if isinstance(expr, Value):
+            return self.value(expr.expr)
         if not isinstance(expr, sympy.Basic):
             return expr
         # remembered: a model's kernels repeat the same few expressions (the bindings of an

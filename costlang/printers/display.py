@@ -36,12 +36,28 @@ class Rendered:
         return self.markdown
 
 
+def chosen_steps(steps) -> tuple:
+    """The derivation's steps to show: None for all, names as a sequence or as one comma-separated
+    string (`"intensity,verdict"`), in the recipe's order; an unknown name is a ValueError naming them."""
+    from costlang.errors import did_you_mean
+    from costlang.printers.derivation.printer import STEPS
+    if steps is None:
+        return STEPS
+    names = [t.strip() for t in steps.split(",") if t.strip()] if isinstance(steps, str) else [str(t) for t in steps]
+    unknown = [n for n in names if n not in STEPS]
+    if unknown or not names:
+        hint = did_you_mean(unknown[0], STEPS) if unknown else None
+        raise ValueError(f"steps are among {', '.join(STEPS)}, not {(unknown[0] if unknown else steps)!r}"
+                         + (f" ({hint})" if hint else ""))
+    return tuple(s for s in STEPS if s in names)
+
+
 def render(analysis, obj=None, lang: str = "en", steps=None) -> Rendered:
     """`obj` (a result of `analysis`, or the analysis itself when None) in both markups."""
     from costlang.printers.derivation.printer import STEPS
     from costlang.printers.derivation.latex import LatexDocPrinter
     from costlang.printers.derivation.markdown import MarkdownPrinter
-    settings = {"lang": lang, "steps": tuple(steps) if steps else STEPS}
+    settings = {"lang": lang, "steps": chosen_steps(steps)}
     target = analysis if obj is None else obj
     if type(target).__name__ == "Comparison":   # a what-if table: the text printer's, verbatim
         from costlang.printers.text.whatif import comparison_lines
