@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 
 __all__ = [
     "Source", "Span", "CostlangError", "CostSyntaxError", "CostNameError", "ShapeError", "UnitError",
-    "SemanticError", "SolveError", "CostImportError", "BudgetError", "ErrorGroup", "did_you_mean",
+    "SemanticError", "SolveError", "CostImportError", "BudgetError", "ErrorGroup", "did_you_mean", "hardware_hint",
 ]
 
 
@@ -193,6 +193,23 @@ def _position(error: CostlangError, files: dict):
 
 
 _FULL_SEARCH = 50  # candidates compared in full; more are first ranked by difflib's quick bound
+
+
+def hardware_hint(name: str, hardware: Iterable[str], systems: Iterable[str] = ()) -> Optional[str]:
+    """A hint for an unknown chip name: a system of that name says so; otherwise every preset of the
+    same name in another case or of the same family (`h100` → h100_sxm, h100_pcie; `H100_SXM` →
+    h100_sxm; `h200_sxm` → h200), all listed; else the closest spelling."""
+    pool, systems = sorted(set(hardware)), set(systems)
+    if name in systems:
+        return f"'{name}' is a system (several chips on a mesh): select it with `use system {name}`"
+    low = name.lower()
+    family = low.split("_")[0]
+    found = [c for c in pool if c.lower() == low]
+    found = found or [c for c in pool if c.lower().startswith(low) or (len(family) >= 3 and c.lower().split("_")[0] == family)]
+    if found:
+        return ("did you mean " + " or ".join(f"'{c}'" for c in found[:6]) + "?"
+                + (f" ({len(found) - 6} more: `costlang hardware` lists them)" if len(found) > 6 else ""))
+    return did_you_mean(name, pool)
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:

@@ -173,8 +173,9 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
                             "add a line such as `use hardware h100_sxm` "
                             "(`costlang hardware` lists the presets)")
     if name not in program.hardware:
-        from costlang.errors import CostNameError, did_you_mean
-        raise CostNameError(f"unknown hardware '{name}'", None, did_you_mean(name, program.hardware)
+        from costlang.errors import CostNameError, hardware_hint
+        raise CostNameError(f"unknown hardware '{name}'", None,
+                            hardware_hint(name, program.hardware, program.systems)
                             or "`costlang hardware` lists the presets")
     return program.hardware[name]
 

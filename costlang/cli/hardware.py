@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from costlang.errors import CostNameError, did_you_mean
+from costlang.errors import CostNameError
 
 __all__ = ["add_parsers"]
 
@@ -54,8 +54,9 @@ def _hardware(args) -> str:
         raise CostNameError("`costlang hardware show` needs a hardware name", None,
                             "presets: " + ", ".join(program.hardware))
     if args.name not in program.hardware:
+        from costlang.errors import hardware_hint
         raise CostNameError(f"unknown hardware '{args.name}'", None,
-                            did_you_mean(args.name, program.hardware)
+                            hardware_hint(args.name, program.hardware, program.systems)
                             or "`costlang hardware` lists the presets")
     from costlang.analysis.hardware_sheet import hardware_sheet
     from costlang.printers.text.hardware import hardware_sheet_text

@@ -4,6 +4,7 @@ Input: argparse arguments. Output: the text the command prints (a table, a shell
 files it writes. `costlang --version` is the root parser's (`cli/__init__.py`).
 
   costlang ops [FILE] [--json]            the operators and blocks a file can call
+  costlang models [--json]                the model zoo: each model's source, parameters and blocks
   costlang completion bash|zsh            a completion script (needs the `shtab` package)
   costlang editor vscode FOLDER           a VS Code extension with the TextMate grammar
 """
@@ -26,10 +27,44 @@ def add_parsers(sub) -> list:
     editor = sub.add_parser("editor", help="write editor support generated from the grammar")
     editor.add_argument("editor", choices=("vscode",))
     editor.add_argument("folder", help="the extension folder to create (must not exist yet)")
+    models = sub.add_parser("models", help="list the model zoo (stdlib/models): import NAME, call NAME_prefill")
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ops.set_defaults(handler=_ops)
     comp.set_defaults(handler=_completion)
     editor.set_defaults(handler=_editor)
-    return [ops, comp, editor]
+    models.set_defaults(handler=_models)
+    return [ops, comp, editor, models]
+
+
+def zoo() -> list[dict]:
+    """The zoo's models, read from their files: the name to import, the first line of the header (the
+    model and its source), the parameter count the header derives, and the blocks the file defines."""
+    import re
+
+    from costlang import _resources
+    out = []
+    for path in sorted((_resources.stdlib_dir() / "models").glob("*.cost")):
+        text = path.read_text(encoding="utf-8")
+        first = text.splitlines()[0].lstrip("# ").strip() if text else ""
+        found = re.search(r"^# Parameters: ([0-9,]+)", text, re.M)
+        blocks = re.findall(r"^block ([a-z0-9_]+)\(", text, re.M)
+        out.append({"name": path.stem, "model": first,
+                    "parameters": int(found.group(1).replace(",", "")) if found else None,
+                    "blocks": [b for b in blocks if b.startswith(path.stem + "_")]})
+    return out
+
+
+def _models(args) -> str:
+    models = zoo()
+    if args.json:
+        return json.dumps(models, indent=2) + "\n"
+    rows = [(m["name"], "—" if m["parameters"] is None else f"{m['parameters']:,}", ", ".join(m["blocks"]),
+             m["model"]) for m in models]
+    header = ("import", "parameters", "blocks", "model and source")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * len(header[3]))
+    return "model zoo (stdlib/models; each file names its configuration's source)\n\n" + "\n".join(lines) + "\n"
 
 
 def _ops(args) -> str:

@@ -570,7 +570,12 @@ class _Resolver:
             hint = f"'{name.id}' is defined later, at line {later.line}; define it before this line"
         else:
             names = list(known)  # the names known now, searched only if the error is shown
-            hint = lambda: did_you_mean(name.id, names) or _unit_hint(name.id)  # noqa: E731
+            if what == "hardware":
+                from costlang.errors import hardware_hint
+                systems = list(self.program.systems)
+                hint = lambda: hardware_hint(name.id, names, systems) or _unit_hint(name.id)  # noqa: E731
+            else:
+                hint = lambda: did_you_mean(name.id, names) or _unit_hint(name.id)  # noqa: E731
         return CostNameError(f"unknown {what} '{name.id}'", name.span, hint)
 
     def _poison(self, stmt) -> None:
@@ -631,8 +636,14 @@ def _check_import_target(s: ast.Import, target: Path, importer: Optional[Path]) 
         raise CostImportError(f"cannot import \"{_shown(s.target)}\": there is no file {_shown(shown)}", s.span,
                               f"a quoted path is relative to {relative_to}")
     known = sorted(p.stem for p in _resources.stdlib_files())
+    models = sorted(p.stem for p in _resources.stdlib_files() if p.parent.name == "models")
+    close = did_you_mean(s.target, known)
+    family = s.target.split("_")[0].rstrip("0123456789").lower()   # `llama3_405b` → llama
+    if len(family) >= 3 and any(m.startswith(family) for m in models):   # a model the zoo does not have
+        close = (f"{close + ' ' if close else ''}the model zoo has {', '.join(models)} "
+                 "(`costlang models` lists them with their sources)")
     raise CostImportError(f"cannot import '{s.target}': the stdlib has no module of that name", s.span,
-                          did_you_mean(s.target, known) or f"stdlib modules: {', '.join(known)}; "
+                          close or f"stdlib modules: {', '.join(known)}; "
                           f"to import a file, quote its path: import \"{s.target}.cost\"")
 
 

@@ -163,7 +163,8 @@ def _set_symbol(p: Program, o: ast.Option, changes: dict) -> Program:
 def _set_hardware(p: Program, o: ast.Option) -> Program:
     name = _name_value(o, "a hardware")
     if name not in p.hardware:
-        raise CostNameError(f"unknown hardware '{name}'", o.value.span, did_you_mean(name, p.hardware))
+        from costlang.errors import hardware_hint
+        raise CostNameError(f"unknown hardware '{name}'", o.value.span, hardware_hint(name, p.hardware, p.systems))
     p.selected_hardware = name
     return p
 

@@ -348,8 +348,9 @@ class _QueryScope:
     def _hardware(self, arg: Expr):
         if not isinstance(arg, Name) or arg.id not in self.a.program.hardware:
             name = getattr(arg, "id", "?")
+            from costlang.errors import hardware_hint
             raise CostNameError(f"unknown hardware '{name}'", arg.span,
-                                did_you_mean(name, self.a.program.hardware))
+                                hardware_hint(name, self.a.program.hardware, self.a.program.systems))
         return self.a.program.hardware[arg.id]
 
     def _no_args(self, node):
@@ -401,7 +402,7 @@ class _QueryScope:
             raise SemanticError(f"{node.func}() is a measured kernel's figure, and '{name}' is a block instance",
                                 node.args[0].span,
                                 f"name its measured kernel: {', '.join(inside)}" if inside else
-                                f"add `measure` for one of its kernels and name that kernel here")
+                                "add `measure` for one of its kernels and name that kernel here")
         for m in self.a.measurements:
             if m.kernel == target.name:
                 figures = dict(m.figures)

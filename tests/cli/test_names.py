@@ -1,0 +1,47 @@
+"""Names that find the right chip and model: hardware hints by family and case, systems said to be
+systems, the model zoo listed, and a missing model answered with the zoo."""
+import json
+
+import pytest
+
+from costlang.cli import main
+
+TOY = "use hardware {hw}\ninput x: fp16[8]\ny = relu(x)\n"
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("h100", "did you mean 'h100_pcie' or 'h100_sxm'?"),           # not 'v100'
+    ("a100", "did you mean 'a100_40gb' or 'a100_80gb'?"),          # not 'a10'
+    ("h200_sxm", "did you mean 'h200'?"),                          # not 'h100_sxm'
+    ("H100_SXM", "did you mean 'h100_sxm'?"),                      # the case does not matter
+    ("dgx_h100", "'dgx_h100' is a system (several chips on a mesh): select it with `use system dgx_h100`"),
+])
+def test_hardware_hints_by_family_and_case(tmp_path, capsys, name, hint):
+    f = tmp_path / "t.cost"
+    f.write_text(TOY.format(hw=name))
+    assert main(["run", str(f)]) == 2
+    assert f"= hint: {hint}" in capsys.readouterr().err
+    f.write_text(TOY.format(hw="h100_sxm"))
+    assert main(["run", str(f), "--hardware", name]) == 2          # the command line's --hardware too
+    assert f"= hint: {hint}" in capsys.readouterr().err
+
+
+def test_the_model_zoo_is_listed_with_each_models_parameters(capsys):
+    assert main(["models", "--json"]) == 0
+    zoo = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
+    # the parameter counts the zoo files derive from their configurations (stdlib/models/*.cost)
+    assert zoo["llama3_8b"]["parameters"] == 8_030_261_248
+    assert zoo["llama3_70b"]["parameters"] == 70_553_706_496
+    assert zoo["llama3_8b"]["blocks"] == ["llama3_8b_prefill", "llama3_8b_decode"]
+    assert len(zoo) == 9
+    assert main(["models"]) == 0
+    assert "llama3_70b    70,553,706,496" in capsys.readouterr().out
+
+
+def test_a_missing_model_names_the_zoo(tmp_path, capsys):
+    f = tmp_path / "t.cost"
+    f.write_text("import llama3_405b\n")
+    assert main(["run", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot import 'llama3_405b'" in err and "the model zoo has deepseek_v3, gpt2_medium" in err
+    assert "`costlang models` lists them" in err
