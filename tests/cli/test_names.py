@@ -45,3 +45,12 @@ def test_a_missing_model_names_the_zoo(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cannot import 'llama3_405b'" in err and "the model zoo has deepseek_v3, gpt2_medium" in err
     assert "`costlang models` lists them" in err
+
+
+def test_the_hardware_list_names_the_systems_too(capsys):
+    assert main(["hardware"]) == 0
+    out = capsys.readouterr().out
+    assert "systems (`use system NAME`" in out
+    # stdlib/hardware: a DGX H100 is 8 H100 SXM on one NVLink axis; the v5p pod 16 × 20 × 28 = 8960 chips
+    assert "dgx_h100     8 × h100_sxm    gpu = 8                 NVLink" in out
+    assert "tpu_v5p_pod  8960 × tpu_v5p  x = 16, y = 20, z = 28  ICI" in out

@@ -10,7 +10,7 @@ from costlang import _resources
 from costlang.analysis.hardware_sheet import HardwareSheet, describe
 from costlang.ir.program import Program
 from costlang.units import BYTE, BYTE_PER_S, FLOP_PER_S, SECOND
-from costlang.printers.numbers import exact_or_approx, human
+from costlang.printers.numbers import count_text, exact_or_approx, human
 from costlang.printers.text.report import _table
 
 __all__ = ["hardware_list", "hardware_sheet_text"]
@@ -29,8 +29,16 @@ def hardware_list(program: Program) -> str:
                      human(mem.capacity, BYTE) if mem.capacity is not None else "—",
                      human(hw.launch, SECOND), describe(program, name)])
     header = ["name", "matrix peak (dense)", "memory BW", "capacity", "launch", "what"]
-    return "\n".join(["hardware (`costlang hardware show NAME` prints every figure with its source)", ""]
-                     + ["  " + line for line in _table(rows, header)]) + "\n"
+    lines = ["hardware (`costlang hardware show NAME` prints every figure with its source)", ""]
+    lines += ["  " + line for line in _table(rows, header)]
+    if program.systems:   # several chips on a mesh: `use system NAME`
+        srows = [[name, f"{count_text(sys.chips)} × {sys.chip}",
+                  ", ".join(f"{a.name} = {count_text(a.size)}" for a in sys.axes),
+                  ", ".join(dict.fromkeys(a.link.kind for a in sys.axes if a.link is not None))]
+                 for name, sys in program.systems.items()]
+        lines += ["", "systems (`use system NAME`; the stdlib's are in stdlib/hardware/)", ""]
+        lines += ["  " + line for line in _table(srows, ["name", "chips", "mesh axes", "links"])]
+    return "\n".join(lines) + "\n"
 
 
 def hardware_sheet_text(sheet: HardwareSheet) -> str:
