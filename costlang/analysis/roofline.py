@@ -169,7 +169,9 @@ class Analysis:
 def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
     name = name or program.selected_hardware
     if name is None:
-        raise SemanticError("no hardware is selected", program.main_span,
+        from costlang.errors import Span
+        main = program.main_span   # the file's line 1, not the first statement's name
+        raise SemanticError("no hardware is selected", Span(main.source, 1, 1, 1, 1) if main else None,
                             "add a line such as `use hardware h100_sxm` "
                             "(`costlang hardware` lists the presets)")
     if name not in program.hardware:

@@ -413,6 +413,7 @@ def _bind(r, block: ast.BlockDef, call: ast.OpCall, instance: str) -> _Binding:
     for p in block.params:
         if p.kind == "tensor" and p.name in b.tensors:
             _unify(r, block, p, b.tensors[p.name], b, given[p.name])
+    missing = []
     for p in block.params:
         if p.name in given or p.name in b.sizes or p.name in b.dtypes:
             continue
@@ -420,8 +421,12 @@ def _bind(r, block: ast.BlockDef, call: ast.OpCall, instance: str) -> _Binding:
             table = {k: ast.Const(v, DIMENSIONLESS, p.span) for k, v in b.sizes.items()}
             b.sizes[p.name] = r.expect(rename(p.default, table), DIMENSIONLESS, f"the default of '{p.name}'").expr
             continue
-        raise SemanticError(f"block '{block.name}' needs an argument for '{p.name}'", call.span,
-                            f"pass it, e.g. `{block.name}(..., {p.name} = ...)`")
+        missing.append(p.name)
+    if missing:   # every missing argument at once (a zoo call without its dtypes misses four)
+        names = ", ".join(f"'{m}'" for m in missing)
+        raise SemanticError(f"block '{block.name}' needs an argument for {names}", call.span,
+                            f"pass {'them' if len(missing) > 1 else 'it'}, e.g. `{block.name}(..., "
+                            + ", ".join(f"{m} = ..." for m in missing) + ")`")
     return b
 
 

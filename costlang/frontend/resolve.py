@@ -575,7 +575,8 @@ class _Resolver:
                 systems = list(self.program.systems)
                 hint = lambda: hardware_hint(name.id, names, systems) or _unit_hint(name.id)  # noqa: E731
             else:
-                hint = lambda: did_you_mean(name.id, names) or _unit_hint(name.id)  # noqa: E731
+                after_unit = _after_unit(name.span)
+                hint = lambda: did_you_mean(name.id, names) or _unit_hint(name.id, after_unit)  # noqa: E731
         return CostNameError(f"unknown {what} '{name.id}'", name.span, hint)
 
     def _poison(self, stmt) -> None:
@@ -609,10 +610,23 @@ def _defined_names(module: ast.Module) -> dict[str, Span]:
 _UNIT_NAME = re.compile(r"(?:[kMGTPE]i?)?(?:FLOP|B)|[mun]?s")  # the grammar's UNIT, without "/s"
 
 
-def _unit_hint(name: str) -> Optional[str]:
+def _unit_hint(name: str, after_unit: bool = True) -> Optional[str]:
+    """A unit's name where a name was expected: written as a unit (after `/`, as in `4 GB/s/s`), say how
+    units are written; elsewhere (`fp16[B, 8]`) it is more likely a size that was never declared."""
     if not _UNIT_NAME.fullmatch(name):
         return None
-    return f"'{name}' is a unit: write it right after a number, e.g. `1 {name}`"
+    if after_unit:
+        return f"'{name}' is a unit: write it right after a number, e.g. `1 {name}`"
+    return (f"did you forget `dim {name}`? ('{name}' is also a unit: as one, write it right after a number, "
+            f"e.g. `1 {name}`)")
+
+
+def _after_unit(span) -> bool:
+    """Whether the text just before `span` is a `/` or a number (the name stands where a unit would)."""
+    if span is None or span.source is None:
+        return True
+    before = span.source.line(span.line)[:span.column - 1].rstrip()
+    return before.endswith("/") or (before[-1:].isdigit() if before else False)
 
 
 def _check_import_target(s: ast.Import, target: Path, importer: Optional[Path]) -> None:

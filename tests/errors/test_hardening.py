@@ -487,7 +487,7 @@ def test_a_whole_file_error_under_set_keeps_its_position(cli):
     # `dim M` alone, run with --set: the what-if's program was resolved again without the span of
     # the file, so "no hardware is selected" came out with no file:line:col
     status, _, err = cli("dim M\n", "run", "t.cost", "--set", "M=10^400")
-    assert status == 2 and err.startswith("t.cost:1:5: error: no hardware is selected\n 1 | dim M\n")
+    assert status == 2 and err.startswith("t.cost:1:1: error: no hardware is selected\n 1 | dim M\n")
 
 
 def test_a_crossing_beyond_the_float_range_prints_its_threshold(cli):

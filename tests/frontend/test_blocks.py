@@ -138,6 +138,15 @@ def test_arity_unknown_keyword_and_missing_argument():
     e = _error(MLP + "y = mlp(x, g = 3)\n")
     assert e.message == "block 'mlp' has no parameter 'g'" and e.span.line == 11
     assert "needs an argument for 'f'" in _error(MLP + "y = mlp(x)\n").message
+
+
+def test_every_missing_argument_is_named_at_once():
+    # the zoo's prefill without its dtypes: wt, kt and at (it follows from the ids' dtype)
+    from costlang import load_string
+    from costlang.errors import CostlangError
+    with pytest.raises(CostlangError, match="needs an argument for 'wt', 'kt', 'at'") as e:
+        load_string("import llama3_8b\nuse hardware h100_sxm\ninput ids: int32[1, 8]\ny = llama3_8b_prefill(ids)\n")
+    assert "e.g. `llama3_8b_prefill(..., wt = ..., kt = ..., at = ...)`" in e.value.render()
     assert "returns 1 tensor, not 2" in _error(MLP + "a, b = mlp(x, f)\n").message
 
 
