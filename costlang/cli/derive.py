@@ -26,7 +26,7 @@ DEFAULT_RANGE = "1..10000"
 
 def add_parsers(sub) -> list[argparse.ArgumentParser]:
     derive = sub.add_parser("derive", help="write a step-by-step derivation (Markdown or LaTeX)")
-    derive.add_argument("file")
+    derive.add_argument("file", help="the .cost file to derive, step by step")
     derive.add_argument("--format", choices=FORMATS, default="md", help="md (default) or latex")
     derive.add_argument("--lang", choices=LANGUAGES, default="en", help="en (default) or ko")
     derive.add_argument("--standalone", action="store_true",
@@ -41,7 +41,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     derive.add_argument("-o", "--output", help="write to this file instead of stdout")
     derive.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     plot = sub.add_parser("plot", help="draw the roofline (or a sweep) to a PNG, SVG or PDF file")
-    plot.add_argument("file")
+    plot.add_argument("file", help="the .cost file whose kernels (or query) to plot")
     plot.add_argument("-o", "--output", required=True, help="roofline.png, .svg or .pdf")
     plot.add_argument("--force", action="store_true", help="replace an existing file")
     plot.add_argument("--hardware", action="append", help="hardware preset (repeat to overlay several)")

@@ -25,7 +25,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
                                           "before and after leave-one-out calibration")
     cal = sub.add_parser("calibrate", help="fit efficiency factors and launch overhead to `measure` blocks")
     for p in (val, cal):
-        p.add_argument("files", nargs="+", metavar="FILE")
+        p.add_argument("files", nargs="+", metavar="FILE", help="the .cost files with `measure` blocks")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")

@@ -20,7 +20,7 @@ __all__ = ["add_parsers", "completion_script"]
 
 def add_parsers(sub) -> list:
     ops = sub.add_parser("ops", help="list the operators a file can call (the stdlib's without FILE)")
-    ops.add_argument("file", nargs="?")
+    ops.add_argument("file", nargs="?", help="a .cost file (its own ops and blocks too); none: the stdlib's")
     ops.add_argument("--json", action="store_true", help="print JSON instead of a table")
     comp = sub.add_parser("completion", help="print a shell completion script")
     comp.add_argument("shell", choices=("bash", "zsh"))

@@ -13,7 +13,7 @@ __all__ = ["add_parsers"]
 
 def add_parsers(sub) -> list:
     run = sub.add_parser("run", help="analyse a .cost file and print the report")
-    run.add_argument("file")
+    run.add_argument("file", help="the .cost file to analyse")
     run_format = run.add_mutually_exclusive_group()
     run_format.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     run_format.add_argument("--csv", action="store_true", help="print the kernels table as CSV (numbers in SI base units)")
@@ -35,7 +35,7 @@ def add_parsers(sub) -> list:
                      help="list every instance of every repeated block (its count must be bound)")
     run.set_defaults(handler=_run, kernels=None)
     check = sub.add_parser("check", help="parse and resolve a .cost file; print nothing but errors")
-    check.add_argument("file")
+    check.add_argument("file", help="the .cost file to parse and resolve")
     check.add_argument("--hardware", help="also check that this hardware exists and the program runs on it")
     check.set_defaults(handler=_check)
     return [run, check]

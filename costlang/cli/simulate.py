@@ -19,7 +19,7 @@ __all__ = ["add_parsers"]
 def add_parsers(sub) -> list:
     p = sub.add_parser("simulate", help="serving under load: latency percentiles of a request stream, "
                                         "simulated, beside the steady state in closed form")
-    p.add_argument("file")
+    p.add_argument("file", help="the .cost file with the prefill and decode step blocks")
     p.add_argument("--prefill", default="prefill", metavar="NAME", help="the prefill block instance (default prefill)")
     p.add_argument("--decode", default="decode", metavar="NAME", help="the decode block instance (default decode)")
     p.add_argument("--batch-dim", default="B", metavar="DIM", help="the free dim of the decode's batch (default B)")

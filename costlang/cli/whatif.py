@@ -18,18 +18,19 @@ __all__ = ["add_parsers"]
 def add_parsers(sub) -> list:
     """The `compare` and `sweep` subcommands."""
     cmp = sub.add_parser("compare", help="the file and what-if scenarios side by side, with ratios")
-    cmp.add_argument("file")
+    cmp.add_argument("file", help="the .cost file to compare scenarios of")
     cmp.add_argument("--scenario", action="append", default=[], metavar="[NAME:] SETTINGS",
                      help="settings separated by ';', e.g. \"int4: weights=int4\" (repeatable)")
     cmp_format = cmp.add_mutually_exclusive_group()
     cmp_format.add_argument("--json", action="store_true", help="print JSON instead of a table")
     cmp_format.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     sw = sub.add_parser("sweep", help="tabulate quantities over one or two dims or params")
-    sw.add_argument("file")
+    sw.add_argument("file", help="the .cost file to sweep")
     sw.add_argument("--over", action="append", required=True, metavar="NAME=LO..HI[:SPACING]",
                     help="a range: :pow2, :lin[:N] or :log[:N] (default :lin:11); once or twice")
-    sw.add_argument("--show", action="append", default=[], metavar="QUERY_OR_EXPR",
-                    help="a query name of the file or an expression (default: T_kernel and I)")
+    sw.add_argument("--show", action="extend", nargs="+", default=[], metavar="QUERY_OR_EXPR",
+                    help="query names of the file or expressions, one or several after one --show "
+                         "(repeatable; default: T_kernel and I)")
     out = sw.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV")
     out.add_argument("--json", action="store_true", help="print JSON")

@@ -54,3 +54,23 @@ def test_the_hardware_list_names_the_systems_too(capsys):
     # stdlib/hardware: a DGX H100 is 8 H100 SXM on one NVLink axis; the v5p pod 16 × 20 × 28 = 8960 chips
     assert "dgx_h100     8 × h100_sxm    gpu = 8                 NVLink" in out
     assert "tpu_v5p_pod  8960 × tpu_v5p  x = 16, y = 20, z = 28  ICI" in out
+
+
+def test_every_subcommands_file_argument_says_what_it_is():
+    from costlang.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            if action.dest in ("file", "files"):
+                assert action.help, f"costlang {name}: its {action.dest} argument has no help"
+
+
+def test_show_takes_several_values_after_one_flag(capsys):
+    # decode_crossing: a kernel's T_kernel and I over B; `--show A B` is `--show A --show B`
+    from conftest import EXAMPLES
+    f = str(EXAMPLES / "queries" / "decode_crossing.cost")
+    assert main(["sweep", f, "--over", "B=1..4:pow2", "--show", "t_kernel()", "intensity()"]) == 0
+    one = capsys.readouterr().out
+    assert main(["sweep", f, "--over", "B=1..4:pow2", "--show", "t_kernel()", "--show", "intensity()"]) == 0
+    assert one == capsys.readouterr().out and "intensity()" in one.splitlines()[0]
