@@ -68,7 +68,15 @@ def _groups(args) -> tuple[dict, dict]:
     from costlang.queries.calibrate import points
     groups: dict = {}
     levels: dict = {}
+    presets = None
     for path in args.files:
+        if path.lower().endswith(".csv"):  # a corpus of measurements (published, or from a profiler)
+            from costlang import load_string
+            from costlang.queries.corpus import load_csv
+            presets = presets or load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
+            for p in load_csv(path, presets):
+                groups.setdefault(p.hardware, []).append(p)
+            continue
         analysis = load(path).analyze(hardware=args.hardware)
         found = points(analysis, path)
         if found:

@@ -25,7 +25,7 @@ import sympy
 
 from costlang.errors import SemanticError
 
-__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "signed_error", "mape"]
+__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "leave_source_out", "signed_error", "mape"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Point:
     launch: sympy.Expr    # the hardware's own launch overhead (0 for the presets)
     predicted: sympy.Expr  # the roofline T_kernel: a lower bound
     measured: sympy.Expr
+    kind: str = ""        # the kernel class of a corpus row (gemm, elementwise, attention, collective, ...)
+    source: str = ""      # where a corpus row's measurement was published
 
     @property
     def memory_bound(self) -> bool:
@@ -146,6 +148,19 @@ def leave_one_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Exp
     out = []
     for i, p in enumerate(data):
         train = data[:i] + data[i + 1:]
+        classes = {q.memory_bound for q in train}
+        f = fit(train) if len(train) > len(classes) else None
+        out.append((p, None if f is None else predict(f, p)))
+    return out
+
+
+def leave_source_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Expr]]]:
+    """Each point predicted by a fit over the points of OTHER files (sources) only: a held-out split by
+    source. None when the other sources cannot fit more than the factors exactly."""
+    data = list(data)
+    out = []
+    for p in data:
+        train = [q for q in data if q.file != p.file]
         classes = {q.memory_bound for q in train}
         f = fit(train) if len(train) > len(classes) else None
         out.append((p, None if f is None else predict(f, p)))

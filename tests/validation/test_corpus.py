@@ -1,0 +1,73 @@
+"""The validation corpus: every CSV loads, every point has a source, the plain roofline is a lower
+bound on each, and the printed MAPE matches a hand-checked subset."""
+import glob
+import subprocess
+import sys
+
+import pytest
+import sympy
+
+import costlang
+from costlang.errors import SemanticError
+from costlang.queries.calibrate import mape
+from costlang.queries.corpus import load_csv
+
+CORPUS = sorted(glob.glob("examples/validation/corpus/*.csv"))
+
+
+@pytest.fixture(scope="module")
+def presets():
+    return costlang.load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
+
+
+def test_corpus_loads_every_point_sourced_and_bounded(presets):
+    points = [p for path in CORPUS for p in load_csv(path, presets)]
+    assert len(points) == 16                 # 13 rows of nccl-tests #44 (2080 Ti) + 3 of #194 (H100 PCIe)
+    for p in points:
+        assert p.source.startswith("nccl-tests") and "https://github.com/NVIDIA/nccl-tests/issues/" in p.source
+        assert p.kind == "collective"
+        assert p.predicted <= p.measured, p.kernel   # the plain roofline is a lower bound: no exception
+
+
+def test_h100_pcie_roofline_mape_by_hand(presets):
+    pts = load_csv("examples/validation/corpus/nccl_tests_h100_pcie.csv", presets)
+    # roofline = S / 300e9 (one-way NVLink bridge); measured = out-of-place µs from the issue
+    rows = [(1073741824, sympy.Rational("9306.7")), (2147483648, sympy.Integer(18535)),
+            (4294967296, sympy.Integer(36943))]
+    hand = [(sympy.Rational(s, 300 * 10**9), us / 10**6) for s, us in rows]
+    assert [(p.predicted, p.measured) for p in pts] == hand
+    # |3.5791/9.3067 − 1| = 0.6154, |7.1583/18.535 − 1| = 0.6138, |14.3166/36.943 − 1| = 0.6125 → mean 0.6139
+    assert abs(float(mape(hand)) - 0.6139) < 1e-4
+    out = subprocess.run([sys.executable, "-m", "costlang", "validate",
+                          "examples/validation/corpus/nccl_tests_h100_pcie.csv"],
+                         capture_output=True, text=True).stdout
+    assert "MAPE: roofline 61.4 %" in out
+
+
+def test_row_without_source_is_refused(tmp_path, presets):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,class,hardware,dtype,flops,bytes,measured_s,source\n"
+                   "x,elementwise,h100_sxm,fp32,0,1000,1e-6,\n")
+    with pytest.raises(SemanticError) as e:
+        load_csv(str(bad), presets)
+    assert "no source" in str(e.value)
+    r = subprocess.run([sys.executable, "-m", "costlang", "validate", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and "bad.csv:2:1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_profiler_csv_on_a_preset(tmp_path, presets):
+    # a profiler's row: 2^30 fp32 adds on an H100 SXM, 12 · 2^30 B moved, 4.1 ms measured
+    f = tmp_path / "prof.csv"
+    f.write_text("# from a profiler\nname,class,hardware,dtype,flops,bytes,measured_s,source\n"
+                 "add,elementwise,h100_sxm,fp32,0,12884901888,4.1e-3,my profile\n")
+    (p,) = load_csv(str(f), presets)
+    assert p.predicted == sympy.Rational(12884901888, 3350 * 10**9)   # 3.35 TB/s HBM3 (preset)
+    assert p.measured == sympy.Rational(41, 10**4)
+
+
+def test_bad_number_points_at_the_field(tmp_path, presets):
+    f = tmp_path / "n.csv"
+    f.write_text("name,class,hardware,dtype,flops,bytes,measured_s,source\nx,e,h100_sxm,fp32,0,lots,1e-6,s\n")
+    with pytest.raises(SemanticError) as e:
+        load_csv(str(f), presets)
+    assert "'lots'" in str(e.value) and e.value.span.column == 21
