@@ -75,7 +75,9 @@ def _groups(args) -> tuple[dict, dict]:
             from costlang.queries.corpus import load_csv
             presets = presets or load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
             for p in load_csv(path, presets):
-                groups.setdefault(p.hardware, []).append(p)
+                # fitted per hardware AND class: a launch intercept of whole training steps (seconds) is
+                # not the overhead of one kernel (microseconds)
+                groups.setdefault(f"{p.hardware} / {p.kind}", []).append(p)
             continue
         analysis = load(path).analyze(hardware=args.hardware)
         found = points(analysis, path)
@@ -115,6 +117,13 @@ def _calibrate(args) -> str:
     text = calibration_text(fits)
     if args.output:
         from costlang.cli.common import write_output
+        written = {hw: f for hw, f in fits.items() if hw in levels}  # corpus rows name no `.cost` hardware
+        if not written:
+            from costlang.cli.common import ArgumentError, argument_span
+            raise ArgumentError("-o writes calibrated hardware from `measure` blocks; a corpus CSV names no "
+                                "`.cost` hardware to extend", argument_span("-o", args.output),
+                                "pass the .cost files with `measure` blocks, or drop -o")
+        fits = written
         cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
         write_output(args, cost.encode("utf-8"))
         text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"

@@ -10,7 +10,8 @@ Each kernel's class is its roofline verdict: memory-bound kernels (T_memory ≥ 
 η_memory, compute-bound ones η_compute, and the intercept is the launch overhead, which the small
 kernels pin down. With a = 1/η_memory and c = 1/η_compute the model is linear in (launch, a, c):
     measured_i ≈ launch + a·T_memory_i   (memory-bound)   or   launch + c·T_compute_i   (compute-bound)
-so the fit is ordinary least squares, solved exactly (sympy rationals, normal equations). A factor
+so the fit is least squares of the relative residuals (each row weighted by 1/measured_i), solved exactly
+(sympy rationals, normal equations). A factor
 whose class has no measured kernel is not fitted (it stays 1); the launch overhead is fitted only
 when more kernels than factors are measured, and never below 0 (a negative intercept is refitted
 at 0). Errors are signed, (predicted − measured) / measured; the roofline prediction must not exceed
@@ -128,9 +129,11 @@ def _least_squares(data, columns, launch: bool) -> Optional[dict]:
             else:
                 row.append(sympy.Integer(0) if p.memory_bound else p.t_compute)
         rows.append(row)
-    X = sympy.Matrix(rows)
+    # relative least squares: each row divided by its measured time, so the fit minimizes the sum of
+    # squared RELATIVE errors (what MAPE measures), and a 10 s training step does not drown a 10 µs kernel
+    X = sympy.Matrix([[x / p.measured for x in row] for row, p in zip(rows, data)])
     # without a fitted launch, the hardware's own launch overhead is part of every prediction
-    y = sympy.Matrix([p.measured - (0 if launch else p.launch) for p in data])
+    y = sympy.Matrix([(p.measured - (0 if launch else p.launch)) / p.measured for p in data])
     normal = X.T * X
     if normal.det() == 0:
         return None
