@@ -27,6 +27,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     for p in (val, cal):
         p.add_argument("files", nargs="+", metavar="FILE")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+    val.add_argument("--plot", metavar="FILE", help="also draw predicted vs measured on log axes (.png, .svg or .pdf)")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     cal.add_argument("--suffix", default="_calibrated",
@@ -75,9 +76,10 @@ def _groups(args) -> tuple[dict, dict]:
             from costlang.queries.corpus import load_csv
             presets = presets or load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
             for p in load_csv(path, presets):
-                # fitted per hardware AND class: a launch intercept of whole training steps (seconds) is
-                # not the overhead of one kernel (microseconds)
-                groups.setdefault(f"{p.hardware} / {p.kind}", []).append(p)
+                # whole training steps are fitted apart from kernels: a step's fixed overhead (data loading,
+                # optimizer, pipeline bubbles; seconds) is not one kernel's launch (microseconds)
+                key = f"{p.hardware} / {p.kind}" if p.kind == "training_step" else p.hardware
+                groups.setdefault(key, []).append(p)
             continue
         analysis = load(path).analyze(hardware=args.hardware)
         found = points(analysis, path)
@@ -102,7 +104,23 @@ def _check_suffix(suffix: str) -> None:
 
 def _validate(args) -> str:
     from costlang.printers.text.validation import validation_text
-    return validation_text(_groups(args)[0])
+    if args.plot:
+        from pathlib import Path
+        from costlang.printers.plot import FORMATS
+        if Path(args.plot).suffix.lower() not in FORMATS:
+            from costlang.cli.common import ArgumentError, argument_span
+            raise ArgumentError("--plot writes .png, .svg or .pdf", argument_span("--plot", args.plot),
+                                "for example --plot validation.svg")
+    groups = _groups(args)[0]
+    text = validation_text(groups)
+    if args.plot:
+        from costlang.printers.plot import validation
+        from costlang.queries.calibrate import leave_one_out
+        rows = [(p.kind or "measure block", p.measured, p.predicted, c)
+                for pts in groups.values() for p, c in leave_one_out(pts)]
+        validation(rows).save(args.plot)
+        text += f"\nwrote {args.plot}\n"
+    return text
 
 
 def _calibrate(args) -> str:

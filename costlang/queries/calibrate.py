@@ -26,7 +26,7 @@ import sympy
 
 from costlang.errors import SemanticError
 
-__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "leave_source_out", "signed_error", "mape"]
+__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "leave_source_out", "publication", "signed_error", "mape"]
 
 
 @dataclass(frozen=True)
@@ -157,13 +157,20 @@ def leave_one_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Exp
     return out
 
 
+def publication(p: Point) -> str:
+    """The publication a point comes from: its source up to the first ": ", else its file."""
+    return p.source.split(": ")[0] if p.source else p.file
+
+
 def leave_source_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Expr]]]:
-    """Each point predicted by a fit over the points of OTHER files (sources) only: a held-out split by
-    source. None when the other sources cannot fit more than the factors exactly."""
+    """Each point predicted by a fit over the points of OTHER publications only: a held-out split by
+    source. A corpus row's publication is its `source` up to the first ": " (the rest locates the
+    row in it); a `measure` block's is its file. None when the other publications cannot fit more
+    than the factors exactly."""
     data = list(data)
     out = []
     for p in data:
-        train = [q for q in data if q.file != p.file]
+        train = [q for q in data if publication(q) != publication(p)]
         classes = {q.memory_bound for q in train}
         f = fit(train) if len(train) > len(classes) else None
         out.append((p, None if f is None else predict(f, p)))

@@ -57,7 +57,7 @@ def validation_text(groups: dict) -> str:
                      + _count(cal))
     lines += ["", f"all hardware: MAPE roofline {_abs_pct(mape(every_roof))} over {len(every_roof)} kernels; "
                   f"calibrated, leave-one-out {_abs_pct(mape(every_loo))}" + _count(every_loo)]
-    lines.append(f"held out by source (fit on the other files of the hardware): MAPE {_abs_pct(mape(every_lso))}"
+    lines.append(f"held out by source (fit on the other publications of the same group): MAPE {_abs_pct(mape(every_lso))}"
                  + _count(every_lso))
     lines += ["", "per class:"]
     rows = []
