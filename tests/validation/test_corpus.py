@@ -88,3 +88,27 @@ def test_bad_number_points_at_the_field(tmp_path, presets):
     with pytest.raises(SemanticError) as e:
         load_csv(str(f), presets)
     assert "'lots'" in str(e.value) and e.value.span.column == 21
+
+
+def test_h100_pcie_leave_one_out_by_hand(presets):
+    # Three points, two unknowns (launch L, slope a): leaving one out, the other two fix the line exactly,
+    # L + a·x through (x1, y1), (x2, y2): a = (y2 − y1)/(x2 − x1), L = y1 − a·x1 (relative weights do not
+    # matter for an exact fit). Predict the 4 GiB point from the 1 and 2 GiB ones.
+    from costlang.queries.calibrate import leave_one_out
+    pts = load_csv("examples/validation/corpus/nccl_tests_h100_pcie.csv", presets)
+    x1, x2, x3 = (sympy.Rational(s, 300 * 10**9) for s in (2**30, 2**31, 2**32))
+    y1, y2 = sympy.Rational("9306.7") / 10**6, sympy.Rational(18535, 10**6)
+    a = (y2 - y1) / (x2 - x1)
+    assert leave_one_out(pts)[2][1] == y1 - a * x1 + a * x3     # ≈ 36.99 ms against 36.943 ms: +0.1 %
+
+
+def test_validate_plot_writes_the_figure(tmp_path):
+    out = tmp_path / "v.svg"
+    r = subprocess.run([sys.executable, "-m", "costlang", "validate",
+                        "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and out.read_text().lstrip().startswith("<?xml")
+    r = subprocess.run([sys.executable, "-m", "costlang", "validate",
+                        "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(tmp_path / "v.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--plot writes .png, .svg or .pdf" in r.stderr
