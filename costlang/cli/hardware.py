@@ -27,6 +27,8 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     for p in (val, cal):
         p.add_argument("files", nargs="+", metavar="FILE")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+    val.add_argument("--waves", metavar="BMxBN", help="GEMM rows of a corpus CSV (with m, n, k) take the tile- and "
+                     "wave-quantized compute time on BM x BN tiles, e.g. 128x128 (off by default)")
     val.add_argument("--plot", metavar="FILE", help="also draw predicted vs measured on log axes (.png, .svg or .pdf)")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
@@ -75,7 +77,7 @@ def _groups(args) -> tuple[dict, dict]:
             from costlang import load_string
             from costlang.queries.corpus import load_csv
             presets = presets or load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
-            for p in load_csv(path, presets):
+            for p in load_csv(path, presets, _waves(getattr(args, "waves", None))):
                 # whole training steps are fitted apart from kernels: a step's fixed overhead (data loading,
                 # optimizer, pipeline bubbles; seconds) is not one kernel's launch (microseconds)
                 key = f"{p.hardware} / {p.kind}" if p.kind == "training_step" else p.hardware
@@ -90,6 +92,18 @@ def _groups(args) -> tuple[dict, dict]:
         raise CostNameError("no file has a `measure` block", None,
                             "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y")
     return groups, levels
+
+
+def _waves(text):
+    """`--waves 128x128` → (128, 128); None when not given."""
+    if text is None:
+        return None
+    import re
+    m = re.fullmatch(r"([1-9][0-9]*)x([1-9][0-9]*)", text)
+    if not m:
+        from costlang.cli.common import ArgumentError, argument_span
+        raise ArgumentError("--waves takes the tile as BMxBN", argument_span("--waves", text), "for example --waves 128x128")
+    return int(m.group(1)), int(m.group(2))
 
 
 def _check_suffix(suffix: str) -> None:

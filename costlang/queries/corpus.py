@@ -45,8 +45,10 @@ def _number(src, line, raw_line, field, text) -> sympy.Rational:
     return sympy.Rational(f.numerator, f.denominator)
 
 
-def load_csv(path: str, hardware: dict) -> list[Point]:
-    """The rows of one corpus CSV as `Point`s. `hardware`: name → Hardware (the stdlib presets)."""
+def load_csv(path: str, hardware: dict, waves: Optional[tuple[int, int]] = None) -> list[Point]:
+    """The rows of one corpus CSV as `Point`s. `hardware`: name → Hardware (the stdlib presets).
+    `waves` = (bm, bn): GEMM rows with `m`, `n`, `k` columns on a preset that states `sms` take the
+    tile- and wave-quantized compute time (`analysis.tiling`) instead of FLOPs / peak."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     src = Source(path, text)
@@ -72,11 +74,11 @@ def load_csv(path: str, hardware: dict) -> list[Point]:
         if not r["source"]:
             raise SemanticError(f"row '{r['name']}' has no source", _span(src, n, ln),
                                 "name the paper, table or page (with its URL) the measurement comes from")
-        out.append(_point(src, n, ln, r, hardware, path))
+        out.append(_point(src, n, ln, r, hardware, path, waves))
     return out
 
 
-def _point(src, n, ln, r, hardware, path) -> Point:
+def _point(src, n, ln, r, hardware, path, waves=None) -> Point:
     num = lambda field: _number(src, n, ln, field, r[field])  # noqa: E731
     flops, nbytes, measured = num("flops"), num("bytes"), num("measured_s")
     if measured == 0:
@@ -101,6 +103,10 @@ def _point(src, n, ln, r, hardware, path) -> Point:
             raise SemanticError(f"no {r['dtype']} peak for hardware '{r['hardware']}'", _span(src, n, ln),
                                 "use a preset that states that dtype's peak")
         t_compute = flops / peak
+        if waves and hw.sms is not None and all(r.get(c) for c in ("m", "n", "k")):
+            from costlang.analysis.tiling import gemm_waves
+            m_, n_, k_ = (num(c) for c in ("m", "n", "k"))
+            t_compute = gemm_waves(m_, n_, k_, hw.sms, bm=waves[0], bn=waves[1]).time(peak)
     else:
         t_compute = sympy.Integer(0)
     t_memory = nbytes / bandwidth

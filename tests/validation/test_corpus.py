@@ -25,7 +25,8 @@ def test_corpus_loads_every_point_sourced_and_bounded(presets):
     # 13 rows of nccl-tests #44 (2080 Ti) + 3 of #194 (H100 PCIe) + 216 MPT training-step rows
     # (18 + 52 + 7 H100, 61 A100 80GB, 78 A100 40GB)
     # + the six published kernels of examples/validation/*.cost as rows (2 elementwise, 2 decode, 2 attention)
-    assert len(points) == 238
+    # + 12 MAMF GEMM rows (stas00/ml-engineering)
+    assert len(points) == 250
     assert sum(p.kind == "collective" for p in points) == 16
     assert sum(p.kind == "training_step" for p in points) == 216
     for p in points:
@@ -112,3 +113,21 @@ def test_validate_plot_writes_the_figure(tmp_path):
                         "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(tmp_path / "v.txt")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--plot writes .png, .svg or .pdf" in r.stderr
+
+
+def test_waves_raise_a_gemm_rows_compute_time(presets):
+    # H100 SXM fp8 MAMF row, 1024 × 9216 × 14336: plain roofline 2·1024·9216·14336 / 1979e12.
+    # On 128² tiles: ⌈1024/128⌉ · ⌈9216/128⌉ = 8 · 72 = 576 tiles → ⌈576/132⌉ = 5 waves (84 SMs idle in the last);
+    # quantized time = 5 · 132 · 2 · 128 · 128 · 14336 / 1979e12 (≈ 156.7 µs against the plain 136.7 µs)
+    path = "examples/validation/corpus/mamf_gemm.csv"
+    name = "gemm_h100_sxm_fp8_1024x9216x14336"
+    (plain,) = [p for p in load_csv(path, presets) if p.kernel == name]
+    (quant,) = [p for p in load_csv(path, presets, waves=(128, 128)) if p.kernel == name]
+    peak = sympy.Integer(1979) * 10**12
+    assert plain.predicted == sympy.Integer(2 * 1024 * 9216 * 14336) / peak
+    assert quant.predicted == sympy.Integer(5 * 132 * 2 * 128 * 128 * 14336) / peak
+    assert plain.predicted < quant.predicted <= quant.measured     # still below the measurement
+    # a preset without an SM count (b200) keeps the plain time
+    b = [(p, q) for p, q in zip(load_csv(path, presets), load_csv(path, presets, waves=(128, 128)))
+         if p.hardware == "b200"]
+    assert b and all(p.predicted == q.predicted for p, q in b)
