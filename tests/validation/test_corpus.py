@@ -1,13 +1,11 @@
 """The validation corpus: every CSV loads, every point has a source, the plain roofline is a lower
 bound on each, and the printed MAPE matches a hand-checked subset."""
 import glob
-import subprocess
-import sys
-
 import pytest
 import sympy
 
 import costlang
+from costlang.cli import main
 from costlang.errors import SemanticError
 from costlang.queries.calibrate import mape
 from costlang.queries.corpus import load_csv
@@ -47,7 +45,7 @@ def test_a_training_step_by_hand(presets):
     assert abs(float(p.predicted / p.measured) - 0.46438) < 1e-5
 
 
-def test_h100_pcie_roofline_mape_by_hand(presets):
+def test_h100_pcie_roofline_mape_by_hand(presets, capsys):
     pts = load_csv("examples/validation/corpus/nccl_tests_h100_pcie.csv", presets)
     # roofline = S / 300e9 (one-way NVLink bridge); measured = out-of-place µs from the issue
     rows = [(1073741824, sympy.Rational("9306.7")), (2147483648, sympy.Integer(18535)),
@@ -56,21 +54,20 @@ def test_h100_pcie_roofline_mape_by_hand(presets):
     assert [(p.predicted, p.measured) for p in pts] == hand
     # |3.5791/9.3067 − 1| = 0.6154, |7.1583/18.535 − 1| = 0.6138, |14.3166/36.943 − 1| = 0.6125 → mean 0.6139
     assert abs(float(mape(hand)) - 0.6139) < 1e-4
-    out = subprocess.run([sys.executable, "-m", "costlang", "validate",
-                          "examples/validation/corpus/nccl_tests_h100_pcie.csv"],
-                         capture_output=True, text=True).stdout
-    assert "MAPE: roofline 61.4 %" in out
+    assert main(["validate", "examples/validation/corpus/nccl_tests_h100_pcie.csv"]) == 0
+    assert "MAPE: roofline 61.4 %" in capsys.readouterr().out
 
 
-def test_row_without_source_is_refused(tmp_path, presets):
+def test_row_without_source_is_refused(tmp_path, presets, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("name,class,hardware,dtype,flops,bytes,measured_s,source\n"
                    "x,elementwise,h100_sxm,fp32,0,1000,1e-6,\n")
     with pytest.raises(SemanticError) as e:
         load_csv(str(bad), presets)
     assert "no source" in str(e.value)
-    r = subprocess.run([sys.executable, "-m", "costlang", "validate", str(bad)], capture_output=True, text=True)
-    assert r.returncode == 2 and "bad.csv:2:1" in r.stderr and "Traceback" not in r.stderr
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv:2:1" in err and "Traceback" not in err
 
 
 def test_profiler_csv_on_a_preset(tmp_path, presets):
@@ -103,16 +100,13 @@ def test_h100_pcie_leave_one_out_by_hand(presets):
     assert leave_one_out(pts)[2][1] == y1 - a * x1 + a * x3     # ≈ 36.99 ms against 36.943 ms: +0.1 %
 
 
-def test_validate_plot_writes_the_figure(tmp_path):
+def test_validate_plot_writes_the_figure(tmp_path, capsys):
     out = tmp_path / "v.svg"
-    r = subprocess.run([sys.executable, "-m", "costlang", "validate",
-                        "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(out)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and out.read_text().lstrip().startswith("<?xml")
-    r = subprocess.run([sys.executable, "-m", "costlang", "validate",
-                        "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(tmp_path / "v.txt")],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "--plot writes .png, .svg or .pdf" in r.stderr
+    assert main(["validate", "examples/validation/corpus/nccl_tests_h100_pcie.csv", "--plot", str(out)]) == 0
+    assert out.read_text().lstrip().startswith("<?xml")
+    assert main(["validate", "examples/validation/corpus/nccl_tests_h100_pcie.csv",
+                 "--plot", str(tmp_path / "v.txt")]) == 2
+    assert "--plot writes .png, .svg or .pdf" in capsys.readouterr().err
 
 
 def test_waves_raise_a_gemm_rows_compute_time(presets):
