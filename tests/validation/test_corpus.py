@@ -20,7 +20,7 @@ def presets():
 
 def test_corpus_loads_every_point_sourced_and_bounded(presets):
     points = [p for path in CORPUS for p in load_csv(path, presets)]
-    # 13 rows of nccl-tests #44 (2080 Ti) + 3 of #194 (H100 PCIe) + 216 MPT training-step rows
+    # 13 rows of the nccl-tests output posted for 2 × RTX 2080 Ti + 3 for 2 × H100 PCIe + 216 MPT training-step rows
     # (18 + 52 + 7 H100, 61 A100 80GB, 78 A100 40GB)
     # + the six published kernels of examples/validation/*.cost as rows (2 elementwise, 2 decode, 2 attention)
     # + 12 MAMF GEMM rows (stas00/ml-engineering)
