@@ -27,6 +27,9 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     for p in (val, cal):
         p.add_argument("files", nargs="+", metavar="FILE", help="the .cost files with `measure` blocks")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+    val.add_argument("--waves", metavar="BMxBN", help="GEMM rows of a corpus CSV (with m, n, k) take the tile- and "
+                     "wave-quantized compute time on BM x BN tiles, e.g. 128x128 (off by default)")
+    val.add_argument("--plot", metavar="FILE", help="also draw predicted vs measured on log axes (.png, .svg or .pdf)")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     cal.add_argument("--suffix", default="_calibrated",
@@ -69,7 +72,18 @@ def _groups(args) -> tuple[dict, dict]:
     from costlang.queries.calibrate import points
     groups: dict = {}
     levels: dict = {}
+    presets = None
     for path in args.files:
+        if path.lower().endswith(".csv"):  # a corpus of measurements (published, or from a profiler)
+            from costlang import load_string
+            from costlang.queries.corpus import load_csv
+            presets = presets or load_string("use hardware a100_40gb\ninput x: fp16[1]\noutput y = add(x, x)\n").program.hardware
+            for p in load_csv(path, presets, _waves(getattr(args, "waves", None))):
+                # whole training steps are fitted apart from kernels: a step's fixed overhead (data loading,
+                # optimizer, pipeline bubbles; seconds) is not one kernel's launch (microseconds)
+                key = f"{p.hardware} / {p.kind}" if p.kind == "training_step" else p.hardware
+                groups.setdefault(key, []).append(p)
+            continue
         analysis = load(path).analyze(hardware=args.hardware)
         found = points(analysis, path)
         if found:
@@ -79,6 +93,18 @@ def _groups(args) -> tuple[dict, dict]:
         raise CostNameError("no file has a `measure` block", None,
                             "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y")
     return groups, levels
+
+
+def _waves(text):
+    """`--waves 128x128` → (128, 128); None when not given."""
+    if text is None:
+        return None
+    import re
+    m = re.fullmatch(r"([1-9][0-9]*)x([1-9][0-9]*)", text)
+    if not m:
+        from costlang.cli.common import ArgumentError, argument_span
+        raise ArgumentError("--waves takes the tile as BMxBN", argument_span("--waves", text), "for example --waves 128x128")
+    return int(m.group(1)), int(m.group(2))
 
 
 def _check_suffix(suffix: str) -> None:
@@ -93,7 +119,23 @@ def _check_suffix(suffix: str) -> None:
 
 def _validate(args) -> str:
     from costlang.printers.text.validation import validation_text
-    return validation_text(_groups(args)[0])
+    if args.plot:
+        from pathlib import Path
+        from costlang.printers.plot import FORMATS
+        if Path(args.plot).suffix.lower() not in FORMATS:
+            from costlang.cli.common import ArgumentError, argument_span
+            raise ArgumentError("--plot writes .png, .svg or .pdf", argument_span("--plot", args.plot),
+                                "for example --plot validation.svg")
+    groups = _groups(args)[0]
+    text = validation_text(groups)
+    if args.plot:
+        from costlang.printers.plot import validation
+        from costlang.queries.calibrate import leave_one_out
+        rows = [(p.kind or "measure block", p.measured, p.predicted, c)
+                for pts in groups.values() for p, c in leave_one_out(pts)]
+        validation(rows).save(args.plot)
+        text += f"\nwrote {args.plot}\n"
+    return text
 
 
 def _calibrate(args) -> str:
@@ -108,6 +150,13 @@ def _calibrate(args) -> str:
     text = calibration_text(fits)
     if args.output:
         from costlang.cli.common import write_output
+        written = {hw: f for hw, f in fits.items() if hw in levels}  # corpus rows name no `.cost` hardware
+        if not written:
+            from costlang.cli.common import ArgumentError, argument_span
+            raise ArgumentError("-o writes calibrated hardware from `measure` blocks; a corpus CSV names no "
+                                "`.cost` hardware to extend", argument_span("-o", args.output),
+                                "pass the .cost files with `measure` blocks, or drop -o")
+        fits = written
         cost = calibrated_hardware(fits, levels, lambda hw: hw + args.suffix, ", ".join(args.files))
         write_output(args, cost.encode("utf-8"))
         text += f"\nwrote {args.output}: " + ", ".join(hw + args.suffix for hw in fits) + "\n"

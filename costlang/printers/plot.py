@@ -18,7 +18,7 @@ from costlang.units import BYTE_PER_S, FLOP_PER_S
 from costlang.printers.derivation.mathtex import prefixed_tex
 from costlang.printers.words.phrases import phrase
 
-__all__ = ["Plot", "roofline", "sweep", "points", "FORMATS"]
+__all__ = ["Plot", "roofline", "sweep", "points", "validation", "pareto", "FORMATS"]
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 _FIXED_METADATA = {".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDate": None},
@@ -393,4 +393,38 @@ def pareto(exploration, style: str = "paper") -> Plot:
         ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=st.legend)
+
+
+_CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def validation(rows, style: str = "paper") -> Plot:
+    """Predicted vs measured on log axes: `rows` are (class, measured, roofline, calibrated or None), in
+    seconds. One marker per class (hollow: the plain roofline; filled: calibrated, leave-one-out), and
+    the line predicted = measured, which every roofline point lies on or below (a lower bound)."""
+    s = STYLES[style]
+    fig = _figure(s)
+    ax = fig.add_subplot(1, 1, 1)
+    classes = sorted({r[0] for r in rows})
+    for i, kind in enumerate(classes):
+        mine = [r for r in rows if r[0] == kind]
+        marker, color = _CLASS_MARKERS[i % len(_CLASS_MARKERS)], _COLORS[i % len(_COLORS)]
+        ax.scatter([float(r[1]) for r in mine], [float(r[2]) for r in mine], marker=marker, s=s.marker * 4,
+                   facecolors="none", edgecolors=color, linewidths=1, label=f"{kind}: roofline ({len(mine)})")
+        cal = [r for r in mine if r[3] is not None]
+        if cal:
+            ax.scatter([float(r[1]) for r in cal], [float(r[3]) for r in cal], marker=marker, s=s.marker * 3,
+                       color=color, alpha=0.6, label=f"{kind}: calibrated, leave-one-out")
+    values = [float(v) for r in rows for v in (r[1], r[2], r[3]) if v is not None and v > 0]
+    lo, hi = min(values) / 2, max(values) * 2
+    ax.plot([lo, hi], [lo, hi], "-", color="black", linewidth=s.line, label="predicted = measured (lower bound)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured time (s)", fontsize=s.axis)
+    ax.set_ylabel("predicted time (s)", fontsize=s.axis)
+    ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
+    ax.legend(fontsize=s.legend, loc="upper left")
+    fig.tight_layout()
     return Plot(fig)

@@ -10,7 +10,8 @@ Each kernel's class is its roofline verdict: memory-bound kernels (T_memory ≥ 
 η_memory, compute-bound ones η_compute, and the intercept is the launch overhead, which the small
 kernels pin down. With a = 1/η_memory and c = 1/η_compute the model is linear in (launch, a, c):
     measured_i ≈ launch + a·T_memory_i   (memory-bound)   or   launch + c·T_compute_i   (compute-bound)
-so the fit is ordinary least squares, solved exactly (sympy rationals, normal equations). A factor
+so the fit is least squares of the relative residuals (each row weighted by 1/measured_i), solved exactly
+(sympy rationals, normal equations). A factor
 whose class has no measured kernel is not fitted (it stays 1); the launch overhead is fitted only
 when more kernels than factors are measured, and never below 0 (a negative intercept is refitted
 at 0). Errors are signed, (predicted − measured) / measured; the roofline prediction must not exceed
@@ -25,7 +26,7 @@ import sympy
 
 from costlang.errors import SemanticError
 
-__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "signed_error", "mape"]
+__all__ = ["Point", "Fit", "points", "fit", "predict", "leave_one_out", "leave_source_out", "publication", "signed_error", "mape"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Point:
     launch: sympy.Expr    # the hardware's own launch overhead (0 for the presets)
     predicted: sympy.Expr  # the roofline T_kernel: a lower bound
     measured: sympy.Expr
+    kind: str = ""        # the kernel class of a corpus row (gemm, elementwise, attention, collective, ...)
+    source: str = ""      # where a corpus row's measurement was published
 
     @property
     def memory_bound(self) -> bool:
@@ -126,9 +129,11 @@ def _least_squares(data, columns, launch: bool) -> Optional[dict]:
             else:
                 row.append(sympy.Integer(0) if p.memory_bound else p.t_compute)
         rows.append(row)
-    X = sympy.Matrix(rows)
+    # relative least squares: each row divided by its measured time, so the fit minimizes the sum of
+    # squared RELATIVE errors (what MAPE measures), and a 10 s training step does not drown a 10 µs kernel
+    X = sympy.Matrix([[x / p.measured for x in row] for row, p in zip(rows, data)])
     # without a fitted launch, the hardware's own launch overhead is part of every prediction
-    y = sympy.Matrix([p.measured - (0 if launch else p.launch) for p in data])
+    y = sympy.Matrix([(p.measured - (0 if launch else p.launch)) / p.measured for p in data])
     normal = X.T * X
     if normal.det() == 0:
         return None
@@ -146,6 +151,26 @@ def leave_one_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Exp
     out = []
     for i, p in enumerate(data):
         train = data[:i] + data[i + 1:]
+        classes = {q.memory_bound for q in train}
+        f = fit(train) if len(train) > len(classes) else None
+        out.append((p, None if f is None else predict(f, p)))
+    return out
+
+
+def publication(p: Point) -> str:
+    """The publication a point comes from: its source up to the first ": ", else its file."""
+    return p.source.split(": ")[0] if p.source else p.file
+
+
+def leave_source_out(data: Sequence[Point]) -> list[tuple[Point, Optional[sympy.Expr]]]:
+    """Each point predicted by a fit over the points of OTHER publications only: a held-out split by
+    source. A corpus row's publication is its `source` up to the first ": " (the rest locates the
+    row in it); a `measure` block's is its file. None when the other publications cannot fit more
+    than the factors exactly."""
+    data = list(data)
+    out = []
+    for p in data:
+        train = [q for q in data if publication(q) != publication(p)]
         classes = {q.memory_bound for q in train}
         f = fit(train) if len(train) > len(classes) else None
         out.append((p, None if f is None else predict(f, p)))

@@ -53,11 +53,12 @@ def _memory_points(pairs):
 
 def test_a_negative_launch_intercept_is_refitted_at_zero():
     # (T_memory, measured) = (1, 1), (2, 3), (3, 5): the line through them is y = 2·x − 1, a launch of
-    # −1 s. Refitted through the origin: a = Σxy / Σx² = (1 + 6 + 15) / (1 + 4 + 9) = 22/14 = 11/7.
+    # −1 s. Refitted through the origin on relative residuals (a·x/y − 1), with r = x/y = 1, 2/3, 3/5:
+    # a = Σr / Σr² = (34/15) / (406/225) = 510/406 = 255/203.
     f = fit(_memory_points([(1, 1), (2, 3), (3, 5)]))
     assert f.fitted == ("memory",)
     assert f.launch == 0
-    assert f.memory_factor == R(11, 7)
+    assert f.memory_factor == R(255, 203)
 
 
 def test_a_launch_intercept_of_exactly_zero_is_kept():
@@ -72,20 +73,24 @@ def test_leave_one_out_needs_more_kernels_than_factors():
     assert [cal for _, cal in leave_one_out(add_points())] == [None, None]
 
 
-def test_leave_one_out_is_ordinary_least_squares_on_the_others():
+def test_leave_one_out_is_relative_least_squares_on_the_others():
     pts = []
     for name in ("flash_attention_gpt2.cost", "kipply_13b_a100.cost"):
         pts += points(load(str(V / name)).analyze(), name)
     # all memory-bound on a100_40gb: T_memory = bytes / 1.555e12; predict step_2gpu from the other three
-    # with the textbook slope/intercept: a = Σ(x−x̄)(y−ȳ) / Σ(x−x̄)², L = ȳ − a·x̄.
+    # on relative residuals: minimise Σ (L/y + a·x/y − 1)², i.e. u = 1/y, v = x/y regressed on 1 with no
+    # intercept; normal equations [Σu² Σuv; Σuv Σv²]·(L, a) = (Σu, Σv), solved by Cramer's rule.
     bw = F(1555 * 10 ** 9)
     xs = [F(403, 10) * 10 ** 9 / bw, F(44, 10) * 10 ** 9 / bw, 26 * 10 ** 9 / bw]
     ys = [F(417, 10 ** 4), F(73, 10 ** 4), F(22, 10 ** 3)]
-    xm, ym = sum(xs) / 3, sum(ys) / 3
-    a = sum((x - xm) * (y - ym) for x, y in zip(xs, ys)) / sum((x - xm) ** 2 for x in xs)
-    expected = ym - a * xm + a * 13 * 10 ** 9 / bw
+    us, vs = [1 / y for y in ys], [x / y for x, y in zip(xs, ys)]
+    suu, suv, svv = sum(u * u for u in us), sum(u * v for u, v in zip(us, vs)), sum(v * v for v in vs)
+    su, sv = sum(us), sum(vs)
+    det = suu * svv - suv * suv
+    launch, a = (su * svv - suv * sv) / det, (suu * sv - suv * su) / det
+    expected = launch + a * 13 * 10 ** 9 / bw
     loo = dict((p.kernel, cal) for p, cal in leave_one_out(pts))
-    assert loo["step_2gpu"] == R(expected.numerator, expected.denominator)   # ≈ 13.78 ms vs 13.5 measured
+    assert loo["step_2gpu"] == R(expected.numerator, expected.denominator)
 
 
 def test_compute_bound_kernel_fits_compute_efficiency():

@@ -5,7 +5,7 @@ Output: strings, deterministic. Errors are signed, (predicted − measured) / me
 """
 from __future__ import annotations
 
-from costlang.queries.calibrate import Fit, leave_one_out, mape, signed_error
+from costlang.queries.calibrate import Fit, leave_one_out, leave_source_out, mape, signed_error
 from costlang.units import SECOND
 from costlang.printers.numbers import human, sig
 from costlang.printers.text.report import _table
@@ -30,9 +30,14 @@ def _t(x) -> str:
 def validation_text(groups: dict) -> str:
     """`groups`: hardware name → list of Points. Roofline errors, then leave-one-out calibrated ones."""
     lines = [f"validation ({_SIGNED}; the roofline T_kernel is a lower bound: predicted ≤ measured)"]
-    every_roof, every_loo, flagged = [], [], []
+    every_roof, every_loo, every_lso, flagged = [], [], [], []
+    by_class: dict = {}
     for hw, pts in groups.items():
         loo = leave_one_out(pts)
+        lso = leave_source_out(pts)
+        every_lso += [(c, p.measured) for p, c in lso]
+        for (p, c), (_, h) in zip(loo, lso):
+            by_class.setdefault(p.kind or "measure block", []).append((p, c, h))
         rows = []
         for p, cal in loo:
             mark = "" if p.holds else "  FLAGGED: predicted > measured"
@@ -52,6 +57,17 @@ def validation_text(groups: dict) -> str:
                      + _count(cal))
     lines += ["", f"all hardware: MAPE roofline {_abs_pct(mape(every_roof))} over {len(every_roof)} kernels; "
                   f"calibrated, leave-one-out {_abs_pct(mape(every_loo))}" + _count(every_loo)]
+    lines.append(f"held out by source (fit on the other publications of the same group): MAPE {_abs_pct(mape(every_lso))}"
+                 + _count(every_lso))
+    lines += ["", "per class:"]
+    rows = []
+    for kind, trip in sorted(by_class.items()):
+        rows.append([kind, str(len(trip)), str(len({p.hardware for p, _, _ in trip})),
+                     _abs_pct(mape([(p.predicted, p.measured) for p, _, _ in trip])),
+                     _abs_pct(mape([(c, p.measured) for p, c, _ in trip])),
+                     _abs_pct(mape([(h, p.measured) for p, _, h in trip]))])
+    lines += ["  " + r for r in _table(rows, ["class", "points", "hardware", "roofline MAPE", "LOO MAPE",
+                                              "held-out-source MAPE"])]
     lines.append("lower bound: " + ("holds for every kernel" if not flagged else
                                     f"VIOLATED by {len(flagged)}: " + ", ".join(p.kernel for p in flagged)))
     lines += ["", "calibrated (LOO): each kernel predicted by the factors fitted on the OTHER measured kernels of "
