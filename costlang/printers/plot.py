@@ -393,6 +393,7 @@ def pareto(exploration, style: str = "paper") -> Plot:
         ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=st.legend)
+    return Plot(fig)
 
 
 _CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
