@@ -209,17 +209,18 @@ def test_a_plot_over_a_range_beyond_what_it_can_draw_is_an_error(cli):
 # --- 3. a wall-clock limit for the whole command --------------------------------------------------
 
 def test_the_wall_clock_limit_names_the_running_statement(cli):
-    # 2^13 relus (8191 block instances, under the instance limit) take seconds to resolve;
-    # a limit of 0.3 s ends the command at the statement being resolved, line 73 (`output out = b13(x)`)
+    # depth 12: 2^13 − 1 = 8191 block instances, under the 10,000-instance cap (depth 13's 16,383
+    # met the cap before the limit on a fast machine), about 3 s to resolve; a limit of 0.3 s ends the
+    # command at the statement being resolved (`output out = b12(x)`, the last line)
     assert cli(_doubling_blocks(1), "check", "t.cost")[0] == 0  # the prelude is resolved, once per process
-    text = _doubling_blocks(13)
+    text = _doubling_blocks(12)
     line = text.count("\n")
     status, out, err = cli(text, "check", "t.cost", "--wall-limit", "0.3")
     assert status == 2 and out == ""
     lines = err.split("\n")
     assert lines[0] == (f"t.cost:{line}:1: error: `costlang check` did not finish within its wall-clock limit "
                         "of 0.3 s; it was resolving this statement")
-    assert lines[1] == f" {line} | output out = b13(x)"
+    assert lines[1] == f" {line} | output out = b12(x)"
     assert "--wall-limit SECONDS" in err
 
 
