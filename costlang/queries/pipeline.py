@@ -19,6 +19,39 @@ from costlang.analysis.roofline import Analysis
 __all__ = ["analyze", "build"]
 
 
+def with_hardware_file(program: Program, path: str) -> tuple:
+    """The program with the hardware a `.cost` file defines added (a file that extends presets, such as
+    a calibrated one), and the name of the file's last hardware. The file is resolved as costlang
+    (never evaluated); one defining no hardware, or one the program already defines differently, is an
+    error at the `--hardware` argument."""
+    import copy
+    from pathlib import Path
+
+    from costlang.errors import CostImportError, SemanticError, Source, Span
+    from costlang.frontend.loader import read_text
+    from costlang.frontend.parser import parse
+    from costlang.frontend.resolve import resolve
+    span = Span(Source("--hardware", path), 1, 1, 1, len(path) + 1)
+    file = Path(path)
+    if not file.is_file():
+        raise CostImportError(f"--hardware {path}: there is no such file", span,
+                              "give a hardware name (`costlang hardware` lists them) or a .cost file of hardware")
+    other = resolve(parse(read_text(file), path), file.resolve())
+    here = file.resolve()
+    defined = [n for n, h in other.hardware.items() if h.span is not None and Path(h.span.file).resolve() == here]
+    if not defined:
+        raise SemanticError(f"{path} defines no hardware", span,
+                            "a hardware file holds `hardware NAME : BASE { ... }` definitions, as `calibrate -o` writes")
+    out = copy.copy(program)
+    out.hardware = dict(program.hardware)
+    for n in defined:
+        if n in out.hardware and out.hardware[n] != other.hardware[n]:
+            raise SemanticError(f"{path} defines hardware '{n}', which the program defines otherwise", span,
+                                "rename it in one of the files")
+        out.hardware[n] = other.hardware[n]
+    return out, defined[-1]
+
+
 def build(text: str, name: str, path=None, train: Optional[str] = None) -> Program:
     """A file's text to its resolved program: parsed, resolved (the backward derived when it trains;
     `train`: the settings of a `--train`), sharded when it runs on many chips, and under the scenario
@@ -60,7 +93,10 @@ def _train_overrides(text: Optional[str]):
 
 def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
-    under a fusion mode."""
+    under a fusion mode. `hardware` is a name, or a `.cost` file of hardware definitions (what
+    `costlang calibrate -o` writes): its last hardware is analysed on."""
+    if hardware is not None and hardware.endswith(".cost") and hardware not in program.hardware:
+        program, hardware = with_hardware_file(program, hardware)
     with running("analysing the kernels", program.main_span):
         analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
     analysis.solves, analysis.comparisons = (), ()

@@ -74,3 +74,27 @@ def test_show_takes_several_values_after_one_flag(capsys):
     one = capsys.readouterr().out
     assert main(["sweep", f, "--over", "B=1..4:pow2", "--show", "t_kernel()", "--show", "intensity()"]) == 0
     assert one == capsys.readouterr().out and "intensity()" in one.splitlines()[0]
+
+
+def test_hardware_may_be_a_calibrated_file(tmp_path, capsys):
+    # calibrate -o writes `hardware h100_sxm_calibrated : h100_sxm { efficiency HBM = 0.9384; launch = 1.25 us }`
+    # (examples/validation/h100_elementwise_add.cost: two fp32 adds measured at 4.1 ms and 1.5 µs);
+    # --hardware FILE analyses on it: C2 reads and writes 3·65536·4 = 786,432 B, so
+    # T_kernel = 1.25 µs + 786,432 B / (0.9384 · 3.35 TB/s) = 1.25 µs + 250.2 ns = 1.5002 µs
+    from conftest import EXAMPLES
+    from costlang import load
+    f = EXAMPLES / "validation" / "h100_elementwise_add.cost"
+    out = tmp_path / "cal.cost"
+    assert main(["calibrate", str(f), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert "hardware h100_sxm_calibrated : h100_sxm {" in out.read_text()
+    a = load(f).analyze(hardware=str(out))
+    assert a.hardware.name == "h100_sxm_calibrated"
+    c2 = next(k for k in a.kernels if k.name == "C2")
+    import sympy
+    assert a.value(c2.t_kernel) == sympy.Rational(125, 100_000_000) + sympy.Rational(786_432, 1) / (
+        sympy.Rational(9384, 10_000) * 3_350_000_000_000)
+    assert main(["run", str(f), "--hardware", str(out)]) == 0
+    assert "hardware: h100_sxm_calibrated" in capsys.readouterr().out
+    assert main(["run", str(f), "--hardware", str(tmp_path / "none.cost")]) == 2
+    assert "--hardware:1:1: error: --hardware" in capsys.readouterr().err
