@@ -1,5 +1,6 @@
 """The solves a training plan asks: the largest micro-batch per chip under ZeRO-2 and the GPUs for a
-deadline (examples/training/largest_micro_batch.cost, chips_for_deadline.cost)."""
+deadline (examples/training/largest_micro_batch.cost, chips_for_deadline.cost), and the sequence length where
+attention reaches the MLP (attention_reaches_mlp.cost)."""
 from __future__ import annotations
 
 import pytest
@@ -62,3 +63,14 @@ def test_82_gpus_meet_the_deadline_and_81_do_not():
         a = without_solves("chips_for_deadline.cost", "n", n)
         # days = 2e12 · 41,995,468,800 / (n · 4e14 · 86400) = 182272/(75·n): 30.0036… at 81, 29.63… at 82
         assert query(a, "days on n GPUs") == sympy.Rational(182272, 75 * n)
+
+
+def test_the_sequence_length_where_attention_reaches_the_mlp(analyze_example):
+    a = analyze_example("training/attention_reaches_mlp.cost")
+    s_ = sympy.Symbol("s", positive=True, integer=True)
+    # attention in training: QKᵀ and P·V, 2·s²·h each, three times over: 12·h·s² = 49152·s² at h = 4096
+    assert sympy.expand(query(a, "attention FLOPs") - 49152 * s_ ** 2) == 0
+    # MLP: 48·s·h² + GELU's 96·s·h = (805,306,368 + 393,216)·s
+    assert sympy.expand(query(a, "MLP FLOPs") - 805_699_584 * s_) == 0
+    # 12·h·s² = 48·s·h² + 96·s·h ⇔ s = 4·h + 8 = 16,392
+    assert solve(a, "attention reaches the MLP").values[0] == 16_392
