@@ -267,13 +267,13 @@ def test_every_configuration_in_csv_and_json_and_the_front_drawn(tmp_path, capsy
 
 @pytest.mark.slow
 def test_the_llama3_70b_serving_search_of_the_examples_header(capsys):
-    # the header's search: 4 chips × 4 tensor-parallel degrees × 2 weight dtypes, B = 1..512; one GPU in
+    # the header's search: 4 chips × 4 tensor-parallel degrees × 3 weight dtypes, B = 1..512; one GPU in
     # bf16 is rejected unanalysed on the H100 (141.1 GB > 80 GB) and the H200 (141.1 GB > 141 GB)
     f = ROOT / "examples" / "explore" / "llama3_70b_serving.cost"
     assert main(["explore", str(f), "--choose", "hardware=h100_sxm,h200,mi300x,b200", "--choose", "n=1,2,4,8",
-                 "--choose", "weights=bf16,fp8", "--over", "B=1..512:pow2", "--require", "fits", "--require",
+                 "--choose", "weights=bf16,fp8,int4", "--over", "B=1..512:pow2", "--require", "fits", "--require",
                  "TTFT <= 1 s", "--require", "TPOT <= 50 ms", "--maximize", "tokens/s per chip"]) == 0
     out = capsys.readouterr().out
-    assert "Explored 32 structures, 302 configurations (serially)." in out
-    assert "hardware = b200, n = 4, weights = fp8, B = 32" in out
+    assert "Explored 48 structures, 462 configurations (serially)." in out
+    assert "hardware = b200, n = 4, weights = int4, B = 32" in out
     assert out.count("(not analysed)") == 2
