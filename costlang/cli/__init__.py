@@ -107,7 +107,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               file=sys.stderr)
         return EXIT_INTERNAL
     sys.stdout.write(terminal_safe(out))
-    return EXIT_OK
+    return getattr(args, "exit_status", EXIT_OK)   # `validate`: 3 when a measurement beats the lower bound
 
 
 def _debug(args) -> None:

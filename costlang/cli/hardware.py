@@ -30,6 +30,7 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     val.add_argument("--waves", metavar="BMxBN", help="GEMM rows of a corpus CSV (with m, n, k) take the tile- and "
                      "wave-quantized compute time on BM x BN tiles, e.g. 128x128 (off by default)")
     val.add_argument("--plot", metavar="FILE", help="also draw predicted vs measured on log axes (.png, .svg or .pdf)")
+    val.add_argument("--json", action="store_true", help="every point, its errors and the MAPEs as JSON")
     cal.add_argument("-o", "--output", help="write the calibrated hardware as a .cost file")
     cal.add_argument("--force", action="store_true", help="with -o: replace an existing file")
     cal.add_argument("--suffix", default="_calibrated",
@@ -117,6 +118,10 @@ def _check_suffix(suffix: str) -> None:
                             "hardware's name", argument_span("--suffix", suffix), "for example --suffix _fit")
 
 
+#: `costlang validate`'s status when a measured time is below the roofline's lower bound
+EXIT_BOUND_VIOLATED = 3
+
+
 def _validate(args) -> str:
     from costlang.printers.text.validation import validation_text
     if args.plot:
@@ -127,6 +132,14 @@ def _validate(args) -> str:
             raise ArgumentError("--plot writes .png, .svg or .pdf", argument_span("--plot", args.plot),
                                 "for example --plot validation.svg")
     groups = _groups(args)[0]
+    if any(not p.holds for pts in groups.values() for p in pts):
+        # the roofline is a lower bound: a measured time below it means a wrong hardware figure or
+        # measurement; the report flags the points, and the command's status says so (3)
+        args.exit_status = EXIT_BOUND_VIOLATED
+    if args.json:
+        from costlang.printers.data.json import dumps
+        from costlang.printers.data.validation import validation_dict
+        return dumps(validation_dict(groups))
     text = validation_text(groups)
     if args.plot:
         from costlang.printers.plot import validation

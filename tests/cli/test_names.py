@@ -98,3 +98,22 @@ def test_hardware_may_be_a_calibrated_file(tmp_path, capsys):
     assert "hardware: h100_sxm_calibrated" in capsys.readouterr().out
     assert main(["run", str(f), "--hardware", str(tmp_path / "none.cost")]) == 2
     assert "--hardware:1:1: error: --hardware" in capsys.readouterr().err
+
+
+def test_validate_json_and_its_status_when_a_measurement_beats_the_lower_bound(tmp_path, capsys):
+    from conftest import EXAMPLES
+    f = EXAMPLES / "validation" / "h100_elementwise_add.cost"
+    assert main(["validate", str(f), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    c1 = next(r for r in data["hardware"]["h100_sxm"] if r["kernel"] == "C1")
+    # C1 = A1 + B1 over 2^30 fp32: 3·2^30·4 = 12,884,901,888 B at 3.35 TB/s = 3.846 ms against 4.1 ms
+    assert c1["roofline_s"] == 12_884_901_888 / 3.35e12 and c1["measured_s"] == 0.0041
+    assert c1["lower_bound_holds"] and data["lower_bound_violations"] == 0
+    # a "measured" 1 µs for 12 MB at 3.35 TB/s (3.58 µs) beats the bound: flagged, status 3
+    bad = tmp_path / "bad.cost"
+    bad.write_text("use hardware h100_sxm\ndim N = 2^20\ninput A: fp32[N]\ninput B: fp32[N]\n"
+                   "output C = add(A, B)\nmeasure C { time = 1 us }\n")
+    assert main(["validate", str(bad), "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["lower_bound_violations"] == 1
+    assert main(["validate", str(bad)]) == 3
+    assert "FLAGGED: predicted > measured" in capsys.readouterr().out
