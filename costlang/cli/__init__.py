@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="costlang", description="Symbolic roofline cost models from .cost files.")
     p.add_argument("--version", action="version", version=f"costlang {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    from costlang.cli import derive, explore, hardware, info, run, simulate, whatif
+    from costlang.cli import derive, explore, hardware, info, run, serve, simulate, whatif
     groups = run.add_parsers(sub)
     groups += hardware.add_parsers(sub)
     groups += derive.add_parsers(sub)
@@ -41,15 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     groups += info.add_parsers(sub)
     groups += explore.add_parsers(sub)
     groups += simulate.add_parsers(sub)
+    groups += serve.add_parsers(sub)
     for s in groups:
         s.add_argument("--debug", action="store_true", help="show Python tracebacks")
         s.add_argument("--time-budget", type=_seconds, default=DEFAULT_SECONDS, metavar="SECONDS",
                        help="time limit for each symbolic simplification or solve "
                             f"(default {DEFAULT_SECONDS:g})")
         wall = explore.EXPLORE_WALL_SECONDS if s.prog.endswith(" explore") else DEFAULT_WALL_SECONDS
+        if s.prog.endswith(" serve"):
+            wall = None   # a server runs until stopped; each request has its own budgets
         s.add_argument("--wall-limit", type=_seconds, default=wall, metavar="SECONDS",
                        help="wall-clock limit for the whole command, on top of the per-operation budgets "
-                            f"(default {wall:g})")
+                            + (f"(default {wall:g})" if wall is not None else "(default: none, for a server)"))
     p.set_defaults(command_line=p)
     return p
 

@@ -1,0 +1,202 @@
+"""The playground's server (see the package docstring): a Starlette application over one folder.
+
+Every answer is data the page shows with `textContent` (never as HTML). Requests larger than
+`MAX_BODY` are refused; paths are resolved and must stay inside the served folder (no `..`, no
+symbolic link out of it); an analysis holds a lock (sympy's caches and the budgets' timers are
+process-wide) and runs under `budget.limit` like a command.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+__all__ = ["make_app", "MAX_BODY", "analyze_text", "point"]
+
+MAX_BODY = 256 * 1024           # bytes of a request: a .cost file is far smaller
+MAX_FILES = 2000                # files listed
+_CACHE: "OrderedDict[str, object]" = OrderedDict()   # text hash → analysis (the sliders reuse it)
+_LOCK = threading.Lock()
+STATIC = Path(__file__).with_name("static")
+
+
+def _error_dict(e) -> dict:
+    span = e.span
+    return {"line": span.line if span else 1, "col": span.column if span else 1,
+            "end_col": span.end_column if span and span.end_line == span.line else None,
+            "message": e.message, "hint": e.hint if isinstance(e.hint, str) else (e.hint() if e.hint else None),
+            "text": e.render()}
+
+
+def analyze_text(text: str, name: str = "playground.cost", lang: str = "en", settings=None) -> dict:
+    """The page's view of a text: its errors (positioned), or its report, kernels (for the plot), free
+    symbols (for the sliders) and derivation. `settings` are --set-like values for bound symbols."""
+    from costlang.budget import DEFAULT_SECONDS, limit
+    from costlang.errors import CostlangError
+    with _LOCK, limit(DEFAULT_SECONDS):
+        try:
+            a = _analysis(text, name, settings)
+            return {"ok": True, **_view(a, lang)}
+        except CostlangError as e:
+            parts = getattr(e, "errors", None) or [e]
+            return {"ok": False, "errors": [_error_dict(x) for x in parts]}
+        except RecursionError:
+            return {"ok": False, "errors": [{"line": 1, "col": 1, "message": "the input is nested too deeply",
+                                             "hint": None, "text": "the input is nested too deeply"}]}
+
+
+def _key(text, name, settings) -> str:
+    return hashlib.sha256(json.dumps([text, name, sorted((settings or {}).items())]).encode()).hexdigest()
+
+
+def _analysis(text, name, settings):
+    key = _key(text, name, settings)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    from costlang import load_string
+    m = load_string(text, name)
+    a = m.analyze(settings=settings or None)
+    _CACHE[key] = a
+    while len(_CACHE) > 16:
+        _CACHE.popitem(last=False)
+    return a
+
+
+def _float(e):
+    try:
+        x = float(e)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def _view(a, lang: str) -> dict:
+    from costlang.printers.text.report import report
+    from costlang.printers.derivation.markdown import MarkdownPrinter
+    hw = a.hardware
+    free = sorted(str(s) for s in a.program.free_symbols)
+    kernels = [{"name": k.name, "intensity": _float(a.value(k.intensity)), "bound": _bound(a, k),
+                "attainable": _float(a.value(k.flops / k.t_kernel)) if not free else None} for k in a.kernels]
+    peak = max((p for _, p in hw.peaks), default=None)
+    return {"report": report(a), "kernels": kernels, "free": free,
+            "hardware": {"name": hw.name, "peak": _float(a.value(a.totals.critical_intensity * hw.main_memory.bandwidth))
+                         if hw.main_memory is not None else _float(peak),
+                         "bandwidth": _float(hw.main_memory.bandwidth) if hw.main_memory is not None else None},
+            "derivation": MarkdownPrinter(lang=lang).doprint(a)}
+
+
+def _bound(a, k) -> str:
+    """The kernel's verdict in words (with symbols free, its regimes; the sliders' point answers come
+    from /api/point)."""
+    from costlang.printers.words.verdicts import bound_text
+    return bound_text(k.bound)
+
+
+def point(text: str, values: dict, name: str = "playground.cost") -> dict:
+    """The kernels at slider values: the free symbols' analysed expressions evaluated (compiled, no new
+    analysis): each kernel's intensity, attainable FLOP/s and bound there."""
+    import numpy as np
+
+    from costlang.budget import DEFAULT_SECONDS, limit
+    from costlang.errors import CostlangError
+    from costlang.queries.vectorised import evaluator
+    with _LOCK, limit(DEFAULT_SECONDS):
+        try:
+            a = _analysis(text, name, None)
+        except CostlangError as e:
+            return {"ok": False, "errors": [_error_dict(e)]}
+        syms = sorted(a.program.free_symbols, key=str)
+        missing = [str(s) for s in syms if str(s) not in values]
+        if missing:
+            return {"ok": False, "errors": [{"line": 1, "col": 1, "message": f"no value for {', '.join(missing)}",
+                                             "hint": None, "text": f"no value for {', '.join(missing)}"}]}
+        grid = [np.asarray([float(values[str(s)])]) for s in syms]
+        out = []
+        for k in a.kernels:
+            i, tc, tm, tk, f = (float(evaluator(a.value(e), syms)(grid)[0]) for e in
+                                (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
+            bound = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
+            out.append({"name": k.name, "intensity": i, "attainable": f / tk if tk > 0 else None, "bound": bound})
+        return {"ok": True, "kernels": out}
+
+
+def _inside(root: Path, rel: str):
+    """The file `rel` under `root`, or None when it would leave it (`..`, an absolute path, a link out)."""
+    if not rel or "\x00" in rel or rel.startswith(("/", "\\")):
+        return None
+    path = (root / rel).resolve()
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return None
+    return path if path.suffix == ".cost" and path.is_file() else None
+
+
+def make_app(root):
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse
+    from starlette.routing import Route
+    from starlette.concurrency import run_in_threadpool
+    root = Path(root).resolve()
+    folder = root if root.is_dir() else root.parent
+    first = root.name if root.is_file() else None
+
+    async def body(request: Request):
+        if int(request.headers.get("content-length") or 0) > MAX_BODY:
+            return None
+        data = await request.body()
+        if len(data) > MAX_BODY:
+            return None
+        try:
+            value = json.loads(data)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    async def page(request):
+        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+
+    async def static(request):
+        name = request.path_params["name"]
+        if name not in ("app.js", "style.css"):
+            return PlainTextResponse("not found", status_code=404)
+        return FileResponse(STATIC / name)
+
+    async def files(request):
+        found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.cost")
+                       if p.resolve().is_relative_to(folder))[:MAX_FILES]
+        return JSONResponse({"files": found, "first": first})
+
+    async def file(request):
+        path = _inside(folder, request.query_params.get("path", ""))
+        if path is None:
+            return JSONResponse({"error": "no such .cost file in the served folder"}, status_code=404)
+        return JSONResponse({"path": str(path.relative_to(folder)), "text": path.read_text(encoding="utf-8")})
+
+    async def analyze(request):
+        data = await body(request)
+        if data is None:
+            return JSONResponse({"error": f"the request is larger than {MAX_BODY} bytes"}, status_code=413)
+        text, lang = data.get("text"), data.get("lang", "en")
+        if not isinstance(text, str) or lang not in ("en", "ko"):
+            return JSONResponse({"error": "send {text: string, lang: en|ko}"}, status_code=400)
+        name = data.get("name") if isinstance(data.get("name"), str) else "playground.cost"
+        return JSONResponse(await run_in_threadpool(analyze_text, text, Path(name).name or "playground.cost", lang))
+
+    async def at_point(request):
+        data = await body(request)
+        if data is None:
+            return JSONResponse({"error": f"the request is larger than {MAX_BODY} bytes"}, status_code=413)
+        text, values = data.get("text"), data.get("values")
+        if not isinstance(text, str) or not isinstance(values, dict) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values.values()):
+            return JSONResponse({"error": "send {text: string, values: {symbol: positive number}}"}, status_code=400)
+        return JSONResponse(await run_in_threadpool(point, text, values))
+
+    return Starlette(routes=[Route("/", page), Route("/static/{name}", static), Route("/api/files", files),
+                             Route("/api/file", file), Route("/api/analyze", analyze, methods=["POST"]),
+                             Route("/api/point", at_point, methods=["POST"])])

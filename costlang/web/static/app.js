@@ -1,0 +1,128 @@
+// The playground's page: the text goes to /api/analyze as the user types; free symbols get sliders whose
+// values go to /api/point (the analysed expressions evaluated, no new analysis). Everything shown is
+// set with textContent or SVG attributes, never as HTML.
+"use strict";
+const $ = (id) => document.getElementById(id);
+let current = null, timer = null;
+
+async function post(url, data) {
+  const r = await fetch(url, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(data)});
+  return r.json();
+}
+
+function text(el, value) { el.textContent = value == null ? "" : String(value); }
+
+function showErrors(errors) {
+  const ul = $("errors");
+  ul.replaceChildren();
+  for (const e of errors || []) {
+    const li = document.createElement("li");
+    li.dataset.line = e.line;
+    text(li, `line ${e.line}, column ${e.col}: ${e.message}` + (e.hint ? ` (${e.hint})` : ""));
+    ul.appendChild(li);
+  }
+}
+
+function svg(tag, attrs) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+
+function plot(hw, kernels) {
+  const s = $("plot");
+  s.replaceChildren();
+  if (!hw || !hw.peak || !hw.bandwidth) return;
+  const W = 520, H = 340, L = 50, B = 30;
+  const imin = 1e-2, imax = 1e5, pmin = hw.peak / 1e6, pmax = hw.peak * 2;
+  const x = (i) => L + (W - L - 10) * (Math.log10(i) - Math.log10(imin)) / (Math.log10(imax) - Math.log10(imin));
+  const y = (p) => H - B - (H - B - 10) * (Math.log10(p) - Math.log10(pmin)) / (Math.log10(pmax) - Math.log10(pmin));
+  const ridge = hw.peak / hw.bandwidth;
+  s.appendChild(svg("polyline", {points: `${x(imin)},${y(Math.max(pmin, hw.bandwidth * imin))} ${x(ridge)},${y(hw.peak)} ${x(imax)},${y(hw.peak)}`,
+                                 fill: "none", stroke: "#336", "stroke-width": 2}));
+  const label = svg("text", {x: x(ridge) + 4, y: y(hw.peak) + 14, "font-size": 11});
+  text(label, `I* = ${ridge.toPrecision(4)}`);
+  s.appendChild(label);
+  for (const k of kernels || []) {
+    if (!k.intensity || !k.attainable) continue;
+    const i = Math.min(Math.max(k.intensity, imin), imax);
+    const dot = svg("circle", {cx: x(i), cy: y(Math.max(k.attainable, pmin)), r: 4,
+                               fill: k.bound.startsWith("compute") ? "#c33" : "#36c"});
+    const title = svg("title", {});
+    text(title, `${k.name}: I = ${k.intensity.toPrecision(4)}, ${k.bound}`);
+    dot.appendChild(title);
+    s.appendChild(dot);
+  }
+}
+
+function verdicts(kernels) {
+  const d = $("verdicts");
+  d.replaceChildren();
+  for (const k of kernels || []) {
+    const p = document.createElement("div");
+    p.className = "verdict";
+    text(p, `${k.name}: ${k.bound}`);
+    d.appendChild(p);
+  }
+}
+
+function sliders(free) {
+  const d = $("sliders");
+  d.replaceChildren();
+  for (const name of free) {
+    const row = document.createElement("div");
+    row.className = "slider";
+    const label = document.createElement("label");
+    text(label, name);
+    const input = document.createElement("input");
+    Object.assign(input, {type: "range", min: 0, max: 16, step: 1, value: 3, id: `slider-${name}`});
+    input.dataset.symbol = name;
+    const value = document.createElement("span");
+    value.id = `value-${name}`;
+    text(value, 8);
+    input.addEventListener("input", () => { text(value, 2 ** input.value); atPoint(); });
+    row.append(label, input, value);
+    d.appendChild(row);
+  }
+}
+
+async function atPoint() {
+  if (!current || !current.free.length) return;
+  const values = {};
+  for (const el of document.querySelectorAll("#sliders input")) values[el.dataset.symbol] = 2 ** Number(el.value);
+  const r = await post("/api/point", {text: $("editor").value, values});
+  if (r.ok) { plot(current.hardware, r.kernels); verdicts(r.kernels); }
+}
+
+async function analyze() {
+  const r = await post("/api/analyze", {text: $("editor").value, lang: $("lang").value});
+  $("download").href = "data:text/plain;charset=utf-8," + encodeURIComponent($("editor").value);
+  if (!r.ok) { showErrors(r.errors); document.body.dataset.state = "error"; return; }
+  showErrors([]);
+  current = r;
+  text($("report"), r.report);
+  text($("derivation"), r.derivation);
+  sliders(r.free);
+  if (r.free.length) await atPoint(); else { plot(r.hardware, r.kernels); verdicts(r.kernels); }
+  document.body.dataset.state = "ok";
+}
+
+async function open(path) {
+  const r = await fetch("/api/file?path=" + encodeURIComponent(path)).then((x) => x.json());
+  if (r.text != null) { $("editor").value = r.text; $("download").download = path.split("/").pop(); await analyze(); }
+}
+
+async function start() {
+  const r = await fetch("/api/files").then((x) => x.json());
+  for (const f of r.files) {
+    const o = document.createElement("option");
+    o.value = f; text(o, f);
+    $("files").appendChild(o);
+  }
+  $("files").addEventListener("change", () => open($("files").value));
+  $("lang").addEventListener("change", analyze);
+  $("editor").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(analyze, 300); });
+  const first = r.first || r.files[0];
+  if (first) { $("files").value = first; await open(first); }
+}
+start();

@@ -1,0 +1,76 @@
+"""The playground's API (costlang.web.app) through Starlette's test client: analyses as data, the
+sliders' point answers from the analysed expressions, and the safety rules (folder, size, text)."""
+import os
+
+import pytest
+
+pytest.importorskip("starlette", reason="the playground needs the web extra (in the test extra)")
+from starlette.testclient import TestClient  # noqa: E402
+
+from conftest import EXAMPLES  # noqa: E402
+from costlang.web.app import MAX_BODY, make_app  # noqa: E402
+
+RELU = "use hardware chapter_gpu\ndim N = 1000\ninput x: fp16[N]\ny = relu(x)\n"
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(make_app(EXAMPLES / "queries"))
+
+
+def test_an_analysis_is_data_for_the_page(client):
+    r = client.post("/api/analyze", json={"text": RELU}).json()
+    assert r["ok"] and r["free"] == []
+    (k,) = r["kernels"]
+    # relu in fp16: 1 FLOP per element, 2 + 2 B: I = 1/4; the chapter's GPU: 1000 TFLOP/s, 2 TB/s
+    assert k["name"] == "y" and k["intensity"] == 0.25 and k["bound"] == "memory-bound"
+    assert k["attainable"] == pytest.approx(0.25 * 2e12)        # BW × I, no launch overhead
+    assert r["hardware"] == {"name": "chapter_gpu", "peak": 1e15, "bandwidth": 2e12}
+    assert "kernels" in r["report"] and r["derivation"].startswith("# Derivation")
+
+
+def test_an_error_is_at_its_line_and_column(client):
+    r = client.post("/api/analyze", json={"text": RELU.replace("relu(x)", "relu(z)")}).json()
+    assert not r["ok"]
+    (e,) = r["errors"]
+    assert (e["line"], e["col"]) == (4, 10) and "unknown" in e["message"]
+
+
+def test_the_sliders_answer_from_the_analysed_expressions(client):
+    # decode_crossing.cost: I(B) = 8192·B/(2·B + 8192) against I* = 500; B* = 512000/899 ≈ 569.5
+    text = (EXAMPLES / "queries" / "decode_crossing.cost").read_text()
+    first = client.post("/api/analyze", json={"text": text}).json()
+    assert first["free"] == ["B"]
+    below = client.post("/api/point", json={"text": text, "values": {"B": 569}}).json()["kernels"][0]
+    above = client.post("/api/point", json={"text": text, "values": {"B": 570}}).json()["kernels"][0]
+    assert below["bound"] == "memory-bound" and below["intensity"] == pytest.approx(8192 * 569 / (2 * 569 + 8192))
+    assert above["bound"] == "compute-bound"
+
+
+def test_files_stay_inside_the_served_folder(client, tmp_path):
+    assert "decode_crossing.cost" in client.get("/api/files").json()["files"]
+    ok = client.get("/api/file", params={"path": "decode_crossing.cost"})
+    assert ok.status_code == 200 and ok.json()["text"].startswith("# Where a decode GEMM")
+    for bad in ("../roofline/gemm_4096.cost", "/etc/passwd", "..%2Fx.cost", "decode_crossing.txt", ""):
+        assert client.get("/api/file", params={"path": bad}).status_code == 404
+    outside = tmp_path / "secret.cost"
+    outside.write_text("dim N = 1\n")
+    served = tmp_path / "served"
+    served.mkdir()
+    os.symlink(outside, served / "link.cost")          # a link out of the folder is not followed
+    c = TestClient(make_app(served))
+    assert c.get("/api/file", params={"path": "link.cost"}).status_code == 404
+
+
+def test_oversized_and_malformed_requests_are_refused(client):
+    assert client.post("/api/analyze", content=b"x" * (MAX_BODY + 1)).status_code == 413
+    assert client.post("/api/analyze", json={"text": 5}).status_code == 400
+    assert client.post("/api/point", json={"text": RELU, "values": {"N": -1}}).status_code == 400
+    assert client.post("/api/analyze", json={"text": RELU, "lang": "fr"}).status_code == 400
+
+
+def test_hostile_text_comes_back_as_data(client):
+    # a label with markup is returned in JSON as characters; the page shows it with textContent
+    text = RELU + 'query "<img src=x onerror=alert(1)>" = flops(y)\n'
+    r = client.post("/api/analyze", json={"text": text}).json()
+    assert "<img src=x onerror=alert(1)>" in r["report"]
