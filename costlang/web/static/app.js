@@ -40,6 +40,11 @@ function plot(hw, kernels) {
   const ridge = hw.peak / hw.bandwidth;
   s.appendChild(svg("polyline", {points: `${x(imin)},${y(Math.max(pmin, hw.bandwidth * imin))} ${x(ridge)},${y(hw.peak)} ${x(imax)},${y(hw.peak)}`,
                                  fill: "none", stroke: "#336", "stroke-width": 2}));
+  const xl = svg("text", {x: W / 2, y: H - 8, "font-size": 11, "text-anchor": "middle"});
+  text(xl, "arithmetic intensity I (FLOP/B), log scale");
+  const yl = svg("text", {x: 12, y: H / 2, "font-size": 11, transform: `rotate(-90 12 ${H / 2})`, "text-anchor": "middle"});
+  text(yl, "attainable FLOP/s, log scale");
+  s.append(xl, yl);
   const label = svg("text", {x: x(ridge) + 4, y: y(hw.peak) + 14, "font-size": 11});
   text(label, `I* = ${ridge.toPrecision(4)}`);
   s.appendChild(label);

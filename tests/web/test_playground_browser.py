@@ -1,0 +1,85 @@
+"""The playground in a real browser: Debian's Chromium driven by Playwright (skipped, with the reason,
+where either is missing; `.ci/run` installs Chromium first). One browser and one server per module."""
+import os
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip("no Chromium here (Debian's package `chromium`; .ci/run installs it)", allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
+uvicorn = pytest.importorskip("uvicorn", reason="uvicorn is in the test extra")
+
+from conftest import EXAMPLES  # noqa: E402
+from costlang.web.app import make_app  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def page():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(make_app(EXAMPLES), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page()
+        pg.goto(f"http://127.0.0.1:{port}/")
+        pg.wait_for_function("document.body.dataset.state !== undefined")
+        yield pg
+        browser.close()
+    server.should_exit = True
+    thread.join(5)
+
+
+def _open(page, path):
+    page.select_option("#files", path)
+    page.wait_for_function(f"document.getElementById('editor').value.length > 0 && "
+                           f"document.getElementById('download').download === '{path.split('/')[-1]}'")
+    page.wait_for_function("document.body.dataset.state === 'ok' || document.body.dataset.state === 'error'")
+
+
+def test_the_vector_add_verdict(page):
+    # chapter example A: C = A + B in fp16, I = 1/6 against I* = 500: memory-bound
+    _open(page, "roofline/vector_add_fp16.cost")
+    page.wait_for_function("document.getElementById('verdicts').textContent.includes('C: memory-bound')")
+    assert page.locator("#plot circle").count() == 1
+
+
+def test_an_error_is_marked_at_its_line(page):
+    _open(page, "roofline/vector_add_fp16.cost")
+    text = page.input_value("#editor").replace("output C = add(A, B)", "output C = add(A, Z)")
+    page.fill("#editor", text)
+    page.wait_for_function("document.querySelectorAll('#errors li').length > 0")
+    line = text.splitlines().index("output C = add(A, Z)") + 1
+    assert page.locator("#errors li").first.get_attribute("data-line") == str(line)
+
+
+def test_the_batch_slider_moves_the_verdict_across_b_star(page):
+    # decode_crossing.cost: B* = 512000/899 ≈ 569.5; the slider is 2^k: 512 memory-bound, 1024 compute-bound
+    _open(page, "queries/decode_crossing.cost")
+    slider = page.locator("#slider-B")
+    slider.evaluate("(el) => { el.value = 9; el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("document.getElementById('verdicts').textContent.includes('memory-bound')")
+    slider.evaluate("(el) => { el.value = 10; el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("document.getElementById('verdicts').textContent.includes('compute-bound')")
+
+
+def test_hostile_text_is_never_markup_and_korean_renders(page):
+    _open(page, "roofline/vector_add_fp16.cost")
+    page.select_option("#lang", "ko")
+    page.fill("#editor", page.input_value("#editor") + 'query "<img src=x onerror=alert(1)>" = flops(C)\n')
+    page.wait_for_function("document.getElementById('report').textContent.includes('<img src=x')")
+    assert page.locator("img").count() == 0
+    page.wait_for_function("document.getElementById('derivation').textContent.includes('유도')"
+                           " || document.getElementById('derivation').textContent.includes('메모리')")
