@@ -112,6 +112,33 @@ class Model:
         from costlang.queries.pipeline import analyze  # queries, solves, scenarios: loaded when first needed
         return Analysis.of(analyze(program, fusion=fusion, hardware=hardware))
 
+    def interact(self, hardware: Optional[str] = None):
+        """In Jupyter: a slider per free size (powers of two, 1 to 65,536) and, below them, each kernel's
+        intensity and bound at the sliders' values, evaluated from one analysis (no new analysis as a
+        slider moves). Needs ipywidgets (`pip install "costlang[notebook]"`)."""
+        try:
+            import ipywidgets as w
+        except ImportError:
+            raise ImportError('Model.interact needs ipywidgets: pip install "costlang[notebook]" '
+                              "(or pip install ipywidgets)") from None
+        from costlang.queries.points import kernels_at
+        a = self.analyze(hardware=hardware)
+        names = sorted(str(s) for s in a.program.free_symbols)
+        sliders = [w.IntSlider(value=3, min=0, max=16, description=f"log2 {n}") for n in names]
+        shown = w.HTML()
+
+        def update(change=None):
+            values = {n: 2 ** s.value for n, s in zip(names, sliders)}
+            import html
+            rows = [f"{html.escape(k.name)}: I = {k.intensity:.4g} FLOP/B, {k.bound}" for k in kernels_at(a, values)]
+            head = ", ".join(f"{n} = {v}" for n, v in values.items()) or "no free sizes"
+            shown.value = "<pre>" + html.escape(head) + "\n" + "\n".join(rows) + "</pre>"
+
+        for s in sliders:
+            s.observe(update, names="value")
+        update()
+        return w.VBox([*sliders, shown])
+
     def __repr__(self) -> str:
         p = self.program
         name = p.main_span.source.name if p.main_span else "<program>"

@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("printers, notebook display", ("costlang.printers.display",)),
     ("api: the Python API and the package's public surface", ("costlang", "costlang.api")),
     ("editors: the Pygments lexer and the TextMate grammar", ("costlang.editors",)),
+    ("web: the playground's server", ("costlang.web",)),
     ("cli: the command line", ("costlang.cli", "costlang.__main__")),
 )
 

@@ -98,29 +98,21 @@ def _bound(a, k) -> str:
 def point(text: str, values: dict, name: str = "playground.cost") -> dict:
     """The kernels at slider values: the free symbols' analysed expressions evaluated (compiled, no new
     analysis): each kernel's intensity, attainable FLOP/s and bound there."""
-    import numpy as np
+    import dataclasses
 
     from costlang.budget import DEFAULT_SECONDS, limit
     from costlang.errors import CostlangError
-    from costlang.queries.vectorised import evaluator
+    from costlang.queries.points import kernels_at
     with _LOCK, limit(DEFAULT_SECONDS):
         try:
             a = _analysis(text, name, None)
+            found = kernels_at(a, values)
         except CostlangError as e:
             return {"ok": False, "errors": [_error_dict(e)]}
-        syms = sorted(a.program.free_symbols, key=str)
-        missing = [str(s) for s in syms if str(s) not in values]
-        if missing:
-            return {"ok": False, "errors": [{"line": 1, "col": 1, "message": f"no value for {', '.join(missing)}",
-                                             "hint": None, "text": f"no value for {', '.join(missing)}"}]}
-        grid = [np.asarray([float(values[str(s)])]) for s in syms]
-        out = []
-        for k in a.kernels:
-            i, tc, tm, tk, f = (float(evaluator(a.value(e), syms)(grid)[0]) for e in
-                                (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
-            bound = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
-            out.append({"name": k.name, "intensity": i, "attainable": f / tk if tk > 0 else None, "bound": bound})
-        return {"ok": True, "kernels": out}
+        except KeyError as e:
+            message = e.args[0]
+            return {"ok": False, "errors": [{"line": 1, "col": 1, "message": message, "hint": None, "text": message}]}
+        return {"ok": True, "kernels": [dataclasses.asdict(k) for k in found]}
 
 
 def _inside(root: Path, rel: str):
