@@ -152,9 +152,11 @@ def make_app(root):
     async def page(request):
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
 
+    vendored = {str(p.relative_to(STATIC)) for p in (STATIC / "katex").rglob("*") if p.is_file()}
+
     async def static(request):
         name = request.path_params["name"]
-        if name not in ("app.js", "style.css"):
+        if name not in ("app.js", "style.css") and name not in vendored:   # a fixed list: no path from the URL
             return PlainTextResponse("not found", status_code=404)
         return FileResponse(STATIC / name)
 
@@ -189,6 +191,6 @@ def make_app(root):
             return JSONResponse({"error": "send {text: string, values: {symbol: positive number}}"}, status_code=400)
         return JSONResponse(await run_in_threadpool(point, text, values))
 
-    return Starlette(routes=[Route("/", page), Route("/static/{name}", static), Route("/api/files", files),
+    return Starlette(routes=[Route("/", page), Route("/static/{name:path}", static), Route("/api/files", files),
                              Route("/api/file", file), Route("/api/analyze", analyze, methods=["POST"]),
                              Route("/api/point", at_point, methods=["POST"])])

@@ -81,5 +81,7 @@ def test_hostile_text_is_never_markup_and_korean_renders(page):
     page.fill("#editor", page.input_value("#editor") + 'query "<img src=x onerror=alert(1)>" = flops(C)\n')
     page.wait_for_function("document.getElementById('report').textContent.includes('<img src=x')")
     assert page.locator("img").count() == 0
-    page.wait_for_function("document.getElementById('derivation').textContent.includes('유도')"
-                           " || document.getElementById('derivation').textContent.includes('메모리')")
+    # the Korean derivation, its math typeset by KaTeX with no KaTeX error
+    page.wait_for_function("document.getElementById('derivation').textContent.includes('메모리')")
+    page.wait_for_function("document.querySelectorAll('#derivation .katex').length > 0")
+    assert page.locator("#derivation .katex-error").count() == 0

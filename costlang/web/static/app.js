@@ -23,6 +23,22 @@ function showErrors(errors) {
   }
 }
 
+// The derivation's Markdown as text (never HTML), one paragraph per block, its math typeset by KaTeX's
+// auto-render, which replaces only the $...$ spans of text nodes; a KaTeX error is marked in place.
+function showDerivation(md) {
+  const d = $("derivation");
+  d.replaceChildren();
+  for (const block of (md || "").split(/\n\n+/)) {
+    const p = document.createElement("p");
+    text(p, block.replace(/^#+ /, ""));
+    d.appendChild(p);
+  }
+  if (window.renderMathInElement) {
+    renderMathInElement(d, {delimiters: [{left: "$$", right: "$$", display: true}, {left: "$", right: "$", display: false}],
+                            throwOnError: false});
+  }
+}
+
 function svg(tag, attrs) {
   const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
@@ -106,7 +122,7 @@ async function analyze() {
   showErrors([]);
   current = r;
   text($("report"), r.report);
-  text($("derivation"), r.derivation);
+  showDerivation(r.derivation);
   sliders(r.free);
   if (r.free.length) await atPoint(); else { plot(r.hardware, r.kernels); verdicts(r.kernels); }
   document.body.dataset.state = "ok";
