@@ -127,6 +127,19 @@ def _inside(root: Path, rel: str):
     return path if path.suffix == ".cost" and path.is_file() else None
 
 
+def _zoo() -> list:
+    from costlang import _resources
+    return sorted(p.stem for p in (_resources.stdlib_dir() / "models").glob("*.cost"))
+
+
+def _zoo_text(model: str) -> str:
+    """A small file that runs a zoo model's prefill over a free batch (the menu's zoo entries)."""
+    return (f"# The zoo's {model} (stdlib/models/{model}.cost names its configuration's source):\n"
+            f"# the prefill of B sequences of 1024 tokens on one H100, in bf16.\n"
+            f"import {model}\nuse hardware h100_sxm\ndim B\ninput ids: int32[B, 1024]\n"
+            f"y = {model}_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
+
+
 def make_app(root):
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -163,10 +176,13 @@ def make_app(root):
     async def files(request):
         found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.cost")
                        if p.resolve().is_relative_to(folder))[:MAX_FILES]
-        return JSONResponse({"files": found, "first": first})
+        return JSONResponse({"files": found + [f"zoo/{m}" for m in _zoo()], "first": first})
 
     async def file(request):
-        path = _inside(folder, request.query_params.get("path", ""))
+        rel = request.query_params.get("path", "")
+        if rel.startswith("zoo/") and rel[4:] in _zoo():   # a model of the zoo, as a file that calls it
+            return JSONResponse({"path": rel, "text": _zoo_text(rel[4:])})
+        path = _inside(folder, rel)
         if path is None:
             return JSONResponse({"error": "no such .cost file in the served folder"}, status_code=404)
         return JSONResponse({"path": str(path.relative_to(folder)), "text": path.read_text(encoding="utf-8")})

@@ -74,3 +74,11 @@ def test_hostile_text_comes_back_as_data(client):
     text = RELU + 'query "<img src=x onerror=alert(1)>" = flops(y)\n'
     r = client.post("/api/analyze", json={"text": text}).json()
     assert "<img src=x onerror=alert(1)>" in r["report"]
+
+
+def test_the_zoo_is_in_the_menu(client):
+    files = client.get("/api/files").json()["files"]
+    assert "zoo/llama3_8b" in files and "zoo/tinyllama_1b" in files
+    text = client.get("/api/file", params={"path": "zoo/tinyllama_1b"}).json()["text"]
+    assert "import tinyllama_1b" in text and "tinyllama_1b_prefill(ids" in text
+    assert client.get("/api/file", params={"path": "zoo/llama3_405b"}).status_code == 404

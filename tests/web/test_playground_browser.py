@@ -85,3 +85,11 @@ def test_hostile_text_is_never_markup_and_korean_renders(page):
     page.wait_for_function("document.getElementById('derivation').textContent.includes('메모리')")
     page.wait_for_function("document.querySelectorAll('#derivation .katex').length > 0")
     assert page.locator("#derivation .katex-error").count() == 0
+
+
+def test_the_downloads_hold_the_text_report_derivation_and_figure(page):
+    _open(page, "roofline/vector_add_fp16.cost")
+    page.wait_for_function("document.getElementById('download-figure').href.startsWith('data:image/svg')")
+    report = page.get_attribute("#download-report", "href")
+    assert report.startswith("data:text/plain") and "costlang%20report" in report
+    assert "%3Csvg" in page.get_attribute("#download-figure", "href")

@@ -121,10 +121,15 @@ async function analyze() {
   if (!r.ok) { showErrors(r.errors); document.body.dataset.state = "error"; return; }
   showErrors([]);
   current = r;
+  const data = (t, type) => `data:${type};charset=utf-8,` + encodeURIComponent(t || "");
+  $("download-report").href = data(r.report, "text/plain");
+  $("download-derivation").href = data(r.derivation, "text/markdown");
   text($("report"), r.report);
   showDerivation(r.derivation);
   sliders(r.free);
   if (r.free.length) await atPoint(); else { plot(r.hardware, r.kernels); verdicts(r.kernels); }
+  $("download-figure").href = "data:image/svg+xml;charset=utf-8," +
+    encodeURIComponent(new XMLSerializer().serializeToString($("plot")));
   document.body.dataset.state = "ok";
 }
 
