@@ -187,6 +187,10 @@ def make_app(root):
             return JSONResponse({"error": "no such .cost file in the served folder"}, status_code=404)
         return JSONResponse({"path": str(path.relative_to(folder)), "text": path.read_text(encoding="utf-8")})
 
+    async def keywords(request):   # the grammar's keywords, for the editor's highlighting
+        from costlang.frontend.keywords import grammar_keywords
+        return JSONResponse({"keywords": list(grammar_keywords())})
+
     async def analyze(request):
         data = await body(request)
         if data is None:
@@ -207,6 +211,6 @@ def make_app(root):
             return JSONResponse({"error": "send {text: string, values: {symbol: positive number}}"}, status_code=400)
         return JSONResponse(await run_in_threadpool(point, text, values))
 
-    return Starlette(routes=[Route("/", page), Route("/static/{name:path}", static), Route("/api/files", files),
+    return Starlette(routes=[Route("/", page), Route("/static/{name:path}", static), Route("/api/files", files), Route("/api/keywords", keywords),
                              Route("/api/file", file), Route("/api/analyze", analyze, methods=["POST"]),
                              Route("/api/point", at_point, methods=["POST"])])

@@ -93,3 +93,10 @@ def test_the_downloads_hold_the_text_report_derivation_and_figure(page):
     report = page.get_attribute("#download-report", "href")
     assert report.startswith("data:text/plain") and "costlang%20report" in report
     assert "%3Csvg" in page.get_attribute("#download-figure", "href")
+
+
+def test_the_editor_colours_the_grammars_keywords(page):
+    _open(page, "roofline/vector_add_fp16.cost")
+    words = page.locator("#highlight .kw").all_text_contents()
+    assert {"use", "hardware", "dim", "input", "output", "query"} <= set(words)
+    assert "N" not in words and "add" not in words        # names and ops are not keywords

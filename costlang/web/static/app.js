@@ -3,7 +3,26 @@
 // set with textContent or SVG attributes, never as HTML.
 "use strict";
 const $ = (id) => document.getElementById(id);
-let current = null, timer = null;
+let current = null, timer = null, keywords = new Set();
+
+// The editor's colours: a <pre> behind the transparent text area, rebuilt as spans (textContent only)
+// from the grammar's keywords, numbers, strings and comments.
+function highlight() {
+  const pre = $("highlight");
+  pre.replaceChildren();
+  const source = $("editor").value + "\n";
+  const token = /(#[^\n]*)|("[^"\n]*")|(\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\b)|([A-Za-z_][A-Za-z0-9_]*)/g;
+  let last = 0, m;
+  while ((m = token.exec(source)) !== null) {
+    if (m.index > last) pre.appendChild(document.createTextNode(source.slice(last, m.index)));
+    const cls = m[1] ? "com" : m[2] ? "str" : m[3] ? "num" : keywords.has(m[4]) ? "kw" : null;
+    if (cls) { const span = document.createElement("span"); span.className = cls; span.textContent = m[0]; pre.appendChild(span); }
+    else pre.appendChild(document.createTextNode(m[0]));
+    last = m.index + m[0].length;
+  }
+  pre.appendChild(document.createTextNode(source.slice(last)));
+  pre.scrollTop = $("editor").scrollTop;
+}
 
 async function post(url, data) {
   const r = await fetch(url, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(data)});
@@ -135,10 +154,11 @@ async function analyze() {
 
 async function open(path) {
   const r = await fetch("/api/file?path=" + encodeURIComponent(path)).then((x) => x.json());
-  if (r.text != null) { $("editor").value = r.text; $("download").download = path.split("/").pop(); await analyze(); }
+  if (r.text != null) { $("editor").value = r.text; highlight(); $("download").download = path.split("/").pop(); await analyze(); }
 }
 
 async function start() {
+  keywords = new Set((await fetch("/api/keywords").then((x) => x.json())).keywords);
   const r = await fetch("/api/files").then((x) => x.json());
   for (const f of r.files) {
     const o = document.createElement("option");
@@ -147,7 +167,8 @@ async function start() {
   }
   $("files").addEventListener("change", () => open($("files").value));
   $("lang").addEventListener("change", analyze);
-  $("editor").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(analyze, 300); });
+  $("editor").addEventListener("input", () => { highlight(); clearTimeout(timer); timer = setTimeout(analyze, 300); });
+  $("editor").addEventListener("scroll", () => { $("highlight").scrollTop = $("editor").scrollTop; });
   const first = r.first || r.files[0];
   if (first) { $("files").value = first; await open(first); }
 }
