@@ -26,7 +26,12 @@ class KernelPoint:
 
 
 def kernels_at(a, values: dict) -> list:
-    """Every kernel of `a` at `values` (one value per free symbol; a KeyError names a missing one)."""
+    """Every kernel of `a` at `values` (one value per free symbol; a KeyError names a missing one). A
+    value for a size the file binds moves it too: the program is analysed once more with those sizes
+    free (`queries.sweep`'s plan, kept on the analysis) and evaluated there."""
+    bound = {n: v for n, v in values.items() if n in a.program.symbols and a.program.symbols[n].value is not None}
+    if bound:
+        return _moved(a, values, bound)
     syms = sorted(a.program.free_symbols, key=str)
     missing = [str(s) for s in syms if str(s) not in values]
     if missing:
@@ -38,4 +43,22 @@ def kernels_at(a, values: dict) -> list:
                             (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
         bound = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
         out.append(KernelPoint(k.name, i, f / tk if tk > 0 else None, bound))
+    return out
+
+
+def _moved(a, values: dict, bound: dict) -> list:
+    from costlang.queries.sweep import Axis, grid_values
+    names = sorted({*bound, *(str(s) for s in a.program.free_symbols)})
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise KeyError(f"no value for {', '.join(missing)}")
+    axes = [Axis(n, (float(values[n]),)) for n in names]
+    figures = ("intensity", "t_compute", "t_memory", "t_kernel", "flops")
+    shows = [f"{f}({k.name})" for k in a.kernels for f in figures]
+    _, _, _, columns = grid_values(a, axes, shows)
+    out = []
+    for j, k in enumerate(a.kernels):
+        i, tc, tm, tk, f = (float(columns[5 * j + m][0]) for m in range(5))
+        bound_ = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
+        out.append(KernelPoint(k.name, i, f / tk if tk > 0 else None, bound_))
     return out

@@ -81,7 +81,9 @@ def _view(a, lang: str) -> dict:
     kernels = [{"name": k.name, "intensity": _float(a.value(k.intensity)), "bound": _bound(a, k),
                 "attainable": _float(a.value(k.flops / k.t_kernel)) if not free else None} for k in a.kernels]
     peak = max((p for _, p in hw.peaks), default=None)
-    return {"report": report(a), "kernels": kernels, "free": free,
+    sizes = {n: _float(d.value) for n, d in a.program.symbols.items()
+             if d.value is not None and d.value.is_number and n not in free}
+    return {"report": report(a), "kernels": kernels, "free": free, "sizes": sizes,
             "hardware": {"name": hw.name, "peak": _float(a.value(a.totals.critical_intensity * hw.main_memory.bandwidth))
                          if hw.main_memory is not None else _float(peak),
                          "bandwidth": _float(hw.main_memory.bandwidth) if hw.main_memory is not None else None},

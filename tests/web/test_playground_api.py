@@ -82,3 +82,31 @@ def test_the_zoo_is_in_the_menu(client):
     text = client.get("/api/file", params={"path": "zoo/tinyllama_1b"}).json()["text"]
     assert "import tinyllama_1b" in text and "tinyllama_1b_prefill(ids" in text
     assert client.get("/api/file", params={"path": "zoo/llama3_405b"}).status_code == 404
+
+
+def test_a_slider_moves_a_size_the_file_binds(client):
+    # relu over N = 1000 as written; moved to N = 4096: the same I = 1/4, so still memory-bound, and the
+    # size listed with its value for the page's slider
+    r = client.post("/api/analyze", json={"text": RELU}).json()
+    assert r["sizes"] == {"N": 1000.0}
+    # decode_crossing with d bound at 8192 and B free: B = 1024 is compute-bound at d = 8192, but at
+    # d = 1024 the crossing is gone (d ≤ I*·b = 1000 is false, 1024 > 1000: B* = 500·2·1024/(2·24) ≈ 21333)
+    text = (EXAMPLES / "queries" / "decode_crossing.cost").read_text()
+    at = client.post("/api/point", json={"text": text, "values": {"B": 1024}}).json()["kernels"][0]
+    assert at["bound"] == "compute-bound"
+    moved = client.post("/api/point", json={"text": text, "values": {"B": 1024, "d": 1024}}).json()["kernels"][0]
+    # I(B = 1024, d = 1024) = 2·1024·1024/(2·(2048 + 1024)) = 1024/3 ≈ 341.3 < 500: memory-bound
+    assert moved["intensity"] == pytest.approx(1024 / 3) and moved["bound"] == "memory-bound"
+
+
+def test_concurrent_requests_get_their_own_answers(client):
+    # eight texts at once, N = 1000 .. 8000: each answer's report names its own N (one analysis at a time)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(n):
+        text = RELU.replace("dim N = 1000", f"dim N = {n}") + 'query "elements" = numel(x)\n'
+        return n, client.post("/api/analyze", json={"text": text}).json()["report"]
+
+    with ThreadPoolExecutor(8) as pool:
+        for n, report in pool.map(ask, range(1000, 9000, 1000)):
+            assert f"elements = {n}" in report

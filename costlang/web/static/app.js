@@ -106,30 +106,38 @@ function verdicts(kernels) {
   }
 }
 
-function sliders(free) {
+function sliders(free, sizes) {
   const d = $("sliders");
   d.replaceChildren();
-  for (const name of free) {
+  const start = {};
+  for (const name of free) start[name] = 3;
+  for (const [name, v] of Object.entries(sizes || {})) if (v > 0 && v < 2 ** 40) start[name] = Math.round(Math.log2(v));
+  for (const name of Object.keys(start)) {
     const row = document.createElement("div");
     row.className = "slider";
     const label = document.createElement("label");
     text(label, name);
     const input = document.createElement("input");
-    Object.assign(input, {type: "range", min: 0, max: 16, step: 1, value: 3, id: `slider-${name}`});
+    Object.assign(input, {type: "range", min: 0, max: Math.max(16, start[name] + 4), step: 1, value: start[name],
+                          id: `slider-${name}`});
     input.dataset.symbol = name;
+    input.dataset.free = free.includes(name) ? "1" : "";
     const value = document.createElement("span");
     value.id = `value-${name}`;
-    text(value, 8);
-    input.addEventListener("input", () => { text(value, 2 ** input.value); atPoint(); });
+    text(value, input.dataset.free ? 2 ** start[name] : (sizes[name] + " as written"));
+    input.addEventListener("input", () => { input.dataset.moved = "1"; text(value, 2 ** input.value); atPoint(); });
     row.append(label, input, value);
     d.appendChild(row);
   }
 }
 
-async function atPoint() {
-  if (!current || !current.free.length) return;
+async function atPoint(moved) {
+  if (!current) return;
   const values = {};
-  for (const el of document.querySelectorAll("#sliders input")) values[el.dataset.symbol] = 2 ** Number(el.value);
+  for (const el of document.querySelectorAll("#sliders input")) {
+    if (el.dataset.free || el.dataset.moved) values[el.dataset.symbol] = 2 ** Number(el.value);
+  }
+  if (!Object.keys(values).length) return;
   const r = await post("/api/point", {text: $("editor").value, values});
   if (r.ok) { plot(current.hardware, r.kernels); verdicts(r.kernels); }
 }
@@ -145,7 +153,7 @@ async function analyze() {
   $("download-derivation").href = data(r.derivation, "text/markdown");
   text($("report"), r.report);
   showDerivation(r.derivation);
-  sliders(r.free);
+  sliders(r.free, r.sizes);
   if (r.free.length) await atPoint(); else { plot(r.hardware, r.kernels); verdicts(r.kernels); }
   $("download-figure").href = "data:image/svg+xml;charset=utf-8," +
     encodeURIComponent(new XMLSerializer().serializeToString($("plot")));
