@@ -112,7 +112,7 @@ def test_validate_prints_errors_mape_and_flags_a_broken_bound(tmp_path, capsys):
     f = tmp_path / "fast.cost"
     f.write_text("use hardware h100_sxm\ndim N = 65536\ninput A: fp32[N]\ninput B: fp32[N]\n"
                  "output C = add(A, B)\nmeasure C { time = 100 ns }\n")
-    assert main(["validate", str(f)]) == 0
+    assert main(["validate", str(f)]) == 3      # a broken lower bound: status 3 (docs/calibration.md)
     out = capsys.readouterr().out
     assert "FLAGGED: predicted > measured" in out and "lower bound: VIOLATED by 1: C" in out
 
