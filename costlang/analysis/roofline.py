@@ -125,6 +125,10 @@ class Analysis:
     comparisons: tuple = field(default=())   # analysis.whatif: Comparison
     #: the same program under other fusion modes, analysed once each (analysis.compare)
     other_modes: dict = field(default_factory=dict, repr=False, compare=False)
+    #: the same program on each serving pool's other hardware, analysed once each (queries.pools)
+    other_hardware: dict = field(default_factory=dict, repr=False, compare=False)
+    #: serving pools: queries.pools.PoolAnswer per `pool` statement
+    pools: tuple = field(default=())
     _values: dict = field(default_factory=dict, repr=False, compare=False)
     #: what repeated sweeps of this analysis share, per (swept names, shown quantities) (analysis.sweep)
     sweep_plans: dict = field(default_factory=dict, repr=False, compare=False)

@@ -119,7 +119,15 @@ def _simulate(args) -> str:
     analysis = analyze(apply_cli_settings(model, args.set), hardware=args.hardware)
     if args.draft:
         return _speculative(args, analysis)
+    program = analysis.program
     try:
+        placed = {role: program.placements.get(name, (None,))[0] for role, name in
+                  (("prefill", args.prefill), ("decode", args.decode))}
+        on_pools = bool(program.pools) and any(placed.values()) and not args.decode_file
+        if on_pools and placed["prefill"] == placed["decode"]:   # colocated on one pool of replicas
+            pool = program.pools[placed["prefill"]]
+            analysis = _on(analysis, pool)
+            args.pool_label = f"{pool.name}, {pool.count} × {pool.hardware}"
         steps = sv.step_model(analysis, args.prefill, args.decode, args.batch_dim, args.prompt_dim,
                               args.context_dim, args.kv_memory)
         rng = np.random.default_rng(args.seed)
@@ -138,7 +146,12 @@ def _simulate(args) -> str:
         scheduler = sv.Scheduler(args.max_batch, args.token_budget, args.chunked_prefill, args.block_size)
         progress = _bar(len(workload.arrivals)) if args.progress else None
         pools = None
-        if args.decode_file:
+        replicas = 1
+        if on_pools and placed["prefill"] != placed["decode"]:
+            pools, steps = _pooled(args, sv, analysis, placed, workload, scheduler)
+            sim = pools.combined
+            replicas = int(sum(p.count for p in (program.pools.get(placed[r]) for r in placed) if p is not None))
+        elif args.decode_file:
             if args.link_bandwidth is None:
                 raise ArgumentError("a disaggregated deployment needs the link between its pools: "
                                     "--link-bandwidth BYTES_PER_S", argument_span("--decode-file", args.decode_file))
@@ -147,22 +160,26 @@ def _simulate(args) -> str:
                                          args.context_dim, args.kv_memory)
             pools = sv.simulate_disaggregated(steps, decode_steps, workload, scheduler, scheduler,
                                               args.link_bandwidth, args.link_latency)
-            pools.names = (analysis.hardware.name, second.hardware.name)
+            pools.names = (f"{analysis.hardware.name} ({args.file})", f"{second.hardware.name} ({args.decode_file})")
+            pools.link = (args.link_bandwidth, args.link_latency)
             sim = pools.combined
             steps = decode_steps  # the report shows the decode pool's cache and power
+            replicas = 2
         else:
-            sim = sv.simulate(steps, workload, scheduler, progress)
+            if on_pools:
+                replicas = int(program.pools[placed["prefill"]].count)
+            sim = sv.simulate_replicas(steps, workload, scheduler, replicas, progress)
         if progress:
             print(file=sys.stderr)
         steady = None
-        fixed = not args.decode_file and not args.trace and args.prompt_len.startswith("fixed:") and args.output_len.startswith("fixed:")
+        fixed = pools is None and replicas == 1 and not args.trace and args.prompt_len.startswith("fixed:") and args.output_len.startswith("fixed:")
         if fixed:
             steady = sv.steady_state(steps, int(workload.prompts[0]), int(workload.outputs[0]), args.rate,
                                      args.max_batch, args.block_size)
     except sv.ServingError as e:  # a condition of the whole command: placed at the file
         raise sv.ServingError(e.message, e.span, e.hint) from None
     if args.chips is None:
-        args.chips = 2 if pools is not None else 1
+        args.chips = replicas
     energy = None
     tokens = int(workload.outputs[sim.served].sum())
     if args.power is None and steps.power is not None:
@@ -174,6 +191,51 @@ def _simulate(args) -> str:
         from costlang.printers.data.json import dumps
         return dumps(serving_dict(args, steps, sim, steady, energy, pools)) + "\n"
     return serving_report(args, steps, sim, steady, energy, pools)
+
+
+def _on(analysis, pool):
+    from costlang.queries.pools import analysis_on
+    return analysis_on(analysis, pool.hardware)
+
+
+def _pooled(args, sv, analysis, placed, workload, scheduler):
+    """Prefill and decode on two pools of one file: each instance's step model on its pool's
+    hardware, the cache of each pool what its replica's capacity leaves after its instance's
+    weights, the KV over the slower of the two networks with the larger latency."""
+    from costlang.queries.pipeline import _figure
+    program = analysis.program
+    pools = {role: program.pools.get(placed[role]) for role in placed}
+    models = {}
+    for role, name in (("prefill", args.prefill), ("decode", args.decode)):
+        pool = pools[role]
+        on = analysis if pool is None else _on(analysis, pool)
+        memory = args.kv_memory
+        if memory is None:
+            memory = on.value(on.hardware.capacity - _figure(on, "weight_bytes", name))
+            if memory.free_symbols or not memory.is_positive:
+                raise sv.ServingError(f"no memory is left for the KV cache on the {role} pool after its weights")
+        models[role] = sv.step_model(on, args.prefill, args.decode, args.batch_dim, args.prompt_dim,
+                                     args.context_dim, memory)
+    networks = [p.link for p in pools.values() if p is not None]
+    if args.link_bandwidth is not None:
+        bandwidth = args.link_bandwidth
+    elif len(networks) == 2 and None not in networks:
+        bandwidth = min(networks, key=lambda x: float(x))
+    else:
+        missing = next(p for p in pools.values() if p is not None and p.link is None) if None in networks else None
+        span = missing.span if missing is not None else program.main_span
+        raise sv.ServingError("prefill and decode run on two pools, and the KV cache crosses the network between "
+                              "them: state each pool's `network = BANDWIDTH` (or give --link-bandwidth)", span)
+    latency = max((p.latency for p in pools.values() if p is not None), key=lambda x: float(x))
+    if args.link_latency:
+        latency = args.link_latency
+    count = {role: int(pools[role].count) if pools[role] is not None else 1 for role in pools}
+    result = sv.simulate_disaggregated(models["prefill"], models["decode"], workload, scheduler, scheduler,
+                                       bandwidth, latency, count["prefill"], count["decode"])
+    result.names = tuple(f"{pools[r].name} ({count[r]} × {pools[r].hardware})" if pools[r] is not None
+                         else f"{analysis.hardware.name}" for r in ("prefill", "decode"))
+    result.link = (bandwidth, latency)
+    return result, models["decode"]
 
 
 def _speculative(args, analysis) -> str:

@@ -245,6 +245,14 @@ class Parallel:
 
 
 @dataclass(frozen=True)
+class PoolDef:
+    """`pool NAME { hardware = HW; count = N; link = ...; latency = ... }`: chips that serve."""
+    name: str
+    options: tuple[Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
 class Measure:
     target: Name
     options: tuple[Option, ...]
@@ -259,7 +267,7 @@ class FusionMode:
 
 Statement = Union[Import, Binding, DtypeDef, TensorDecl, Assign, OutputMark, OpDef, HardwareDef,
                   Use, Let, Query, Measure, FusionMode, Solve, Scenario, Compare, BlockDef, Return,
-                  SystemDef, Shard, Parallel, GradDef, Train, Explore]
+                  SystemDef, Shard, Parallel, GradDef, Train, Explore, PoolDef]
 
 
 @dataclass(frozen=True)

@@ -265,16 +265,32 @@ def _shares(r, call, instance: str):
         if o.name == "recompute":
             _recompute_option(r, o, instance)
             continue
+        if o.name == "pool":
+            from costlang.frontend.pools import place
+            place(r, o, instance)
+            continue
         if o.name != "shares":
             raise SemanticError(f"a block call takes no option '{o.name}'", o.span,
                                 "a block call's options are `shares = INSTANCE` (its weights are INSTANCE's, "
-                                "held once in memory) and `recompute = none | selective | full`")
+                                "held once in memory), `recompute = none | selective | full` and "
+                                "`pool = POOL` (the serving pool it runs on)")
         if not isinstance(o.value, ast.Name) or o.value.id not in r.program.instances:
             raise SemanticError("`shares` names a block instance defined above, whose weights this call uses",
                                 o.value.span, did_you_mean(o.value.id, r.program.instances)
                                 if isinstance(o.value, ast.Name) else None)
         shared = o.value.id
+    if shared is not None:
+        here, there = (r.program.placements.get(i, (None,))[0] for i in (instance, shared))
+        if here != there:
+            raise SemanticError(f"'{instance}' runs on {_pool_words(here)} and '{shared}' on {_pool_words(there)}: "
+                                "instances on two pools cannot share one copy of their weights",
+                                next(o.span for o in call.body if o.name == "shares"),
+                                "each pool holds its own copy: remove `shares`, or place both on one pool")
     return shared
+
+
+def _pool_words(pool) -> str:
+    return f"pool '{pool}'" if pool else "no pool"
 
 
 def _recompute_option(r, o, instance: str) -> None:

@@ -404,6 +404,9 @@ class _ToAst:
         words = line.split(None, 1)
         return words[1] if len(words) > 1 else line
 
+    def pool_def(self, meta, c):
+        return ast.PoolDef(self._plain(c[0]), tuple(c[1] or ()), self._span(meta))
+
     def scenario_stmt(self, meta, c):
         return ast.Scenario(self._plain(c[0]), _options(c[1:]), self._span(meta))
 

@@ -22,7 +22,7 @@ Table = dict[str, Union[str, ast.Const]]
 _NAME_FIELDS = {
     ast.TensorType: ("dtype",), ast.Assign: ("name",),
     ast.TensorDecl: ("name",), ast.Binding: ("name",), ast.DtypeDef: ("name",), ast.OpDef: ("name",),
-    ast.HardwareDef: ("name",), ast.Let: ("name",), ast.Scenario: ("name",), ast.BlockDef: ("name",),
+    ast.HardwareDef: ("name",), ast.Let: ("name",), ast.Scenario: ("name",), ast.PoolDef: ("name",), ast.BlockDef: ("name",),
 }
 #: string fields that name an operator, a block or a function: renamed by the `calls` table only
 _CALL_FIELDS = {ast.Call: "func", ast.OpCall: "op"}

@@ -66,6 +66,10 @@ def resolve(module: ast.Module, path: Optional[Path] = None, prelude: bool = Tru
             _, span = next(iter(r.program.recompute_calls.values()))
             r.errors.append(SemanticError("`recompute` is a training step's option, and this program does not train",
                                           span, "add `train { ... }` (or run it with --train)"))
+        p = r.program
+        if p.selected_hardware is None and p.pools:   # the first pool's hardware is the program's
+            first = next(iter(p.pools.values()))
+            p.selected_hardware, p.hardware_span = first.hardware, first.span
         try:
             r.check_selections()
         except CostlangError as e:
@@ -445,6 +449,11 @@ class _Resolver:
         from costlang.frontend.system import resolve_system
         self.define("system", s.name, s.span, overridable=True)
         self.program.systems[s.name] = resolve_system(self, s)
+
+    def stmt_PoolDef(self, s: ast.PoolDef, path) -> None:
+        from costlang.frontend.pools import resolve_pool
+        self.define("pool", s.name, s.span)
+        self.program.pools[s.name] = resolve_pool(self, s)
 
     def stmt_Shard(self, s: ast.Shard, path) -> None:
         from costlang.frontend.sharding import shard_statement

@@ -31,7 +31,7 @@ _COMPARISONS = ("<", "<=", ">", ">=")
 _STATEMENT_KEYWORDS = frozenset({
     "import", "dim", "param", "dtype", "input", "weight", "output", "op", "hardware", "use", "let",
     "query", "measure", "fusion", "solve", "scenario", "compare", "block", "cache", "state", "return", "system",
-    "shard", "parallel", "grad", "train", "explore"})
+    "shard", "parallel", "grad", "train", "explore", "pool"})
 _ORDER = ("'", "a name", "a number", "a unit", "a quoted", "an operator", "a comparison",
           "a statement", "end of line", "end of file")
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}

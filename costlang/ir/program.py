@@ -329,6 +329,10 @@ class Program:
     gradient_seeds: dict[str, str] = field(default_factory=dict)
     #: `{ recompute = POLICY }` on a block call: instance → (policy, span); the train statement's is the default
     recompute_calls: dict[str, tuple] = field(default_factory=dict)
+    #: serving pools (`pool NAME { ... }`) and the block instances placed on them (`{ pool = NAME }`):
+    #: instance → (pool name, span)
+    pools: dict = field(default_factory=dict)
+    placements: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def system(self) -> Optional[System]:

@@ -17,7 +17,7 @@ import sympy
 from costlang.errors import Span
 
 __all__ = ["LINK_KINDS", "GROUP", "MESSAGE", "Link", "MeshAxis", "System", "Comms", "ShardSpec",
-           "ParallelSpec", "comms_of"]
+           "ParallelSpec", "Pool", "comms_of"]
 
 LINK_KINDS = ("NVLink", "PCIe", "ICI", "InfiniBand", "Ethernet")
 
@@ -83,6 +83,20 @@ def comms_of(spec, axis: str, group: sympy.Expr, message: sympy.Expr) -> Comms:
         return Comms(axis, spec.name, group, message, sympy.Integer(0), sympy.Integer(0), f["sent"], f["steps"])
     return Comms(axis, spec.name, group, message, f["sent"].xreplace(put), f["steps"].xreplace(put),
                  f["sent"], f["steps"])
+
+
+@dataclass(frozen=True)
+class Pool:
+    """`pool NAME { hardware = HW; count = N; network = ...; latency = ... }`: `count` replicas of one
+    hardware that serve the block instances placed on it (`{ pool = NAME }` on a call). `link` is
+    each replica's network bandwidth (B/s, one direction) and `latency` its α, for the transfers
+    between pools (the KV cache of a prefilled request); None where the file states no link."""
+    name: str
+    hardware: str
+    count: sympy.Expr
+    link: Optional[sympy.Expr]
+    latency: sympy.Expr
+    span: Span
 
 
 @dataclass(frozen=True)

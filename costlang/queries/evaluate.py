@@ -168,6 +168,12 @@ class _QueryScope:
         raise CostNameError(f"unknown name '{node.id}'", node.span, lambda: did_you_mean(node.id, known))
 
     def call(self, node: Call) -> Value:
+        if self.a.program.placements and node.args and isinstance(node.args[0], Name):
+            from costlang.queries.pools import analysis_on, pool_of
+            pool = pool_of(self.a.program, node.args[0].id)
+            if pool is not None and self.a.program.pools[pool].hardware != self.a.hardware.name:
+                # an instance placed on a pool of another hardware: answered there
+                return _QueryScope(analysis_on(self.a, self.a.program.pools[pool].hardware)).call(node)
         f = node.func
         if f == "weight_bytes":
             return Value(self._weight_bytes(node), BYTE)

@@ -91,6 +91,16 @@ def _train_overrides(text: Optional[str]):
     return Overrides(train=options, train_span=Span(Source("--train", text if text.strip() else "--train"), 1, 1, 1, 2))
 
 
+def _figure(analysis, func: str, instance: str):
+    """`func(instance)` over an analysis, as a query computes it (an exact expression)."""
+    from costlang.errors import Source, Span
+    from costlang.ir.expr import Call, Name
+    from costlang.queries.evaluate import evaluate_in
+    text = f"{func}({instance})"
+    span = Span(Source("<pool>", text), 1, 1, 1, len(text) + 1)
+    return evaluate_in(analysis, Call(func, (Name(instance, span),), span, span)).expr
+
+
 def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
     under a fusion mode. `hardware` is a name, or a `.cost` file of hardware definitions (what
@@ -100,6 +110,9 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     with running("analysing the kernels", program.main_span):
         analysis = analyze_with_queries(program, fusion=fusion, hardware=hardware)
     analysis.solves, analysis.comparisons = (), ()
+    if program.pools:
+        from costlang.queries.pools import pool_answers
+        analysis.pools = pool_answers(analysis, _figure)
     if program.solves:  # the solver and the what-ifs are imported only by files that use them
         from costlang.queries.solve import answer_solves
         analysis.solves = answer_solves(analysis)  # each notes its statement (`budget.running`)

@@ -313,9 +313,15 @@ class Simulation:
     prompts: np.ndarray
     outputs: np.ndarray
     kv_blocks: int
-    busy: float          # seconds with a step running
+    busy: float          # seconds with a step running (summed over the replicas)
     steps: int
     rejected: int
+    replicas: int = 1    # copies of the server, each with its own cache (`kv_blocks` is one's)
+
+    @property
+    def utilisation(self) -> float:
+        """The fraction of the replicas' time with a step running, up to the last finish."""
+        return self.busy / (self.replicas * self.makespan) if self.makespan > 0 else 0.0
 
     @property
     def served(self) -> np.ndarray:
@@ -522,6 +528,38 @@ def simulate(model: StepModel, workload: Workload, scheduler: Scheduler = Schedu
                       state["steps"], state["rejected"])
 
 
+def simulate_replicas(model: StepModel, workload: Workload, scheduler: Scheduler = Scheduler(),
+                      replicas: int = 1, progress=None) -> Simulation:
+    """`replicas` copies of the server, each with its own scheduler and cache; the requests are
+    dealt round-robin in arrival order (request i to replica i mod replicas), as a load balancer
+    without feedback does, so the replicas run independently."""
+    if replicas == 1:
+        return simulate(model, workload, scheduler, progress)
+    n = len(workload.arrivals)
+    parts = []
+    for r in range(min(replicas, n)):
+        idx = np.arange(r, n, replicas)
+        parts.append((idx, simulate(model, Workload(workload.arrivals[idx], workload.prompts[idx],
+                                                    workload.outputs[idx]), scheduler)))
+        if progress is not None:
+            progress(int(sum(len(i) for i, _ in parts)), n)
+    blocks = kv_blocks(model.kv_memory, model.kv_bytes_per_token, scheduler.block_size)
+    return _merged(workload.arrivals, workload, parts, blocks, replicas)
+
+
+def _merged(arrivals, workload: Workload, parts, blocks: int, replicas: int) -> Simulation:
+    """One Simulation of the workload (arriving at `arrivals`) from the replicas' (their requests'
+    indices, simulation)."""
+    n = len(arrivals)
+    arrays = {k: np.full(n, np.nan) for k in ("admitted", "first_token", "finished")}
+    for idx, sim in parts:
+        for k, a in arrays.items():
+            a[idx] = getattr(sim, k)
+    return Simulation(arrivals, arrays["admitted"], arrays["first_token"], arrays["finished"],
+                      workload.prompts, workload.outputs, blocks, sum(s.busy for _, s in parts),
+                      sum(s.steps for _, s in parts), sum(s.rejected for _, s in parts), replicas)
+
+
 @dataclass
 class Disaggregated:
     """Prefill and decode on two pools: the prefill pool's simulation (each request's first token
@@ -535,37 +573,51 @@ class Disaggregated:
 
 def simulate_disaggregated(prefill_model: StepModel, decode_model: StepModel, workload: Workload,
                            prefill_scheduler: Scheduler, decode_scheduler: Scheduler,
-                           link_bandwidth, link_latency=0) -> Disaggregated:
+                           link_bandwidth, link_latency=0, prefill_replicas: int = 1,
+                           decode_replicas: int = 1) -> Disaggregated:
     """The prefill pool runs the prompts (its requests end with their first token); each prompt's
-    KV cache, prompt · (KV bytes per token of the decode model) bytes, then crosses the link, one
-    transfer at a time in the order the prefills end, each latency + bytes / bandwidth (the α–β
-    model of a point-to-point send); the decode pool admits it when it arrives and has pages for
-    it, and decodes the remaining output − 1 tokens."""
+    KV cache, prompt · (KV bytes per token of the decode model) bytes, then crosses the network, in
+    the order the prefills end, each latency + bytes / bandwidth (the α–β model of a
+    point-to-point send); a transfer waits for its sender's and its receiver's network to be free.
+    The decode pool admits it when it arrives and has pages for it, and decodes the remaining
+    output − 1 tokens. With replicas, request i prefills on prefill replica i mod P and the k-th
+    prefill to end decodes on decode replica k mod D (round-robin); with one of each, the
+    transfers queue on one link."""
     ones = np.ones_like(workload.outputs)
-    first = simulate(prefill_model, Workload(workload.arrivals, workload.prompts, ones),
-                     dataclasses.replace(prefill_scheduler, prefilled=False))
+    first = simulate_replicas(prefill_model, Workload(workload.arrivals, workload.prompts, ones),
+                              dataclasses.replace(prefill_scheduler, prefilled=False), prefill_replicas)
     ready = first.finished
     order = np.argsort(np.where(np.isnan(ready), np.inf, ready), kind="stable")
     per_byte = 1.0 / float(link_bandwidth)
     kv = float(decode_model.kv_bytes_per_token)
-    done = np.full(len(ready), np.nan)
-    link_free = 0.0
-    for i in order:
+    n = len(ready)
+    done = np.full(n, np.nan)
+    dest = np.full(n, -1)
+    sender_free = np.zeros(prefill_replicas)
+    receiver_free = np.zeros(decode_replicas)
+    for k, i in enumerate(order):
         if np.isnan(ready[i]):
             break
-        start = max(ready[i], link_free)
-        link_free = done[i] = start + float(link_latency) + workload.prompts[i] * kv * per_byte
-    served = ~np.isnan(done)
-    idx = np.nonzero(served)[0]
-    idx = idx[np.argsort(done[idx], kind="stable")]
-    second = simulate(decode_model, Workload(done[idx], workload.prompts[idx], workload.outputs[idx]),
-                      dataclasses.replace(decode_scheduler, prefilled=True))
-    finished = np.full(len(ready), np.nan)
-    finished[idx] = second.finished
-    admitted = first.admitted.copy()
-    combined = Simulation(workload.arrivals, admitted, np.where(np.isnan(finished), np.nan, first.first_token),
-                          finished, workload.prompts, workload.outputs, second.kv_blocks,
-                          second.busy, first.steps + second.steps, first.rejected + second.rejected)
+        src, dst = i % prefill_replicas, k % decode_replicas
+        start = max(ready[i], sender_free[src], receiver_free[dst])
+        sender_free[src] = receiver_free[dst] = done[i] = start + float(link_latency) + workload.prompts[i] * kv * per_byte
+        dest[i] = dst
+    parts = []
+    for d in range(decode_replicas):
+        idx = np.nonzero(dest == d)[0]
+        if not len(idx):
+            continue
+        idx = idx[np.argsort(done[idx], kind="stable")]
+        parts.append((idx, simulate(decode_model, Workload(done[idx], workload.prompts[idx], workload.outputs[idx]),
+                                    dataclasses.replace(decode_scheduler, prefilled=True))))
+    second = _merged(done, workload, parts,
+                     kv_blocks(decode_model.kv_memory, decode_model.kv_bytes_per_token, decode_scheduler.block_size),
+                     decode_replicas)
+    finished = second.finished
+    combined = Simulation(workload.arrivals, first.admitted.copy(),
+                          np.where(np.isnan(finished), np.nan, first.first_token), finished, workload.prompts,
+                          workload.outputs, second.kv_blocks, second.busy, first.steps + second.steps,
+                          first.rejected + second.rejected, decode_replicas)
     return Disaggregated(first, done, second, combined)
 
 

@@ -109,6 +109,11 @@ def to_dict(a) -> dict:
         "queries": [{"name": q.name, "value": _value(a, q.value),
                      "unit": None if isinstance(q.value, Verdict) else str(q.value.unit),
                      "per": getattr(q, "per", None)} for q in a.queries],
+        **({"pools": [{"name": p.name, "hardware": p.hardware, "count": int(p.count),
+                       "network": v(p.network) if p.network is not None else None, "latency": v(p.latency),
+                       "instances": [{"instance": i, "t_kernel": v(t)} for i, t in p.instances],
+                       "held": v(p.held), "capacity": v(p.capacity) if p.capacity is not None else None}
+                      for p in a.pools]} if a.pools else {}),
         **_composition(a),
         **_whatif(a),
         **_system(a),

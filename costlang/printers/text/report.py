@@ -174,7 +174,8 @@ def _finish(a, lines: list[str], comparison, instances: bool, cut=lambda text: t
     from costlang.printers.text.system import system_lines
     lines += system_lines(a)
     lines += training_lines(a)
-    lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _measurements(a) + _queries(a, cut)
+    lines += footprint_lines(a) + (instance_lines(a) if instances else []) + _pools(a, cut) + _measurements(a) \
+        + _queries(a, cut)
     if a.solves or a.comparisons:  # printers/whatif.py imports the solver: only when there are some
         from costlang.printers.text.whatif import whatif_lines
         lines += whatif_lines(a)
@@ -284,6 +285,21 @@ def _measurements(a) -> list[str]:
         return f"{name.replace('_', ' ')} {shown}"
     return _section("measurements", [f"  {m.kernel}: " + "; ".join(figure(n, v) for n, v in m.figures)
                                      for m in a.measurements])
+
+
+def _pools(a, cut=lambda text: text) -> list[str]:
+    """Serving pools: each one's replicas and network, its instances' T_kernel on its hardware, and
+    what one replica holds against its capacity."""
+    lines = []
+    for p in a.pools:
+        net = (f", network {human(p.network, BYTE_PER_S)}, latency {human(p.latency, SECOND)}"
+               if p.network is not None else "")
+        times = "; ".join(f"{i} T_kernel {cut(human(a.value(t), SECOND))}" for i, t in p.instances) or "no instances"
+        holds = (f"one replica holds {cut(human(a.value(p.held), BYTE))} of {human(p.capacity, BYTE)}"
+                 if p.capacity is not None else "")
+        lines.append(f"  {p.name}: {count_text(p.count)} × {p.hardware}{net}: {times}" + (f"; {holds}" if holds else ""))
+    return _section(f"pools (each instance analysed on its pool's hardware; the totals and footprint above are the "
+                    f"whole program's on {a.hardware.name})", lines)
 
 
 def _queries(a, cut=lambda text: text) -> list[str]:

@@ -52,11 +52,15 @@ def serving_report(args, steps, sim, steady, energy, pools=None) -> str:
     if pools is not None:
         took = pools.transfer_done - pools.prefill.finished
         took = took[~np.isnan(took)]
-        lines += [f"pools: prefill on {pools.names[0]} ({args.file}), decode on {pools.names[1]} ({args.decode_file}); "
-                  f"KV over a link of {sig(float(args.link_bandwidth) / 1e9)} GB/s, latency {_s(sympy.Rational(args.link_latency))}: "
+        bandwidth, latency = pools.link
+        prefill_busy = pools.prefill.busy / (pools.prefill.replicas * sim.makespan) if sim.makespan > 0 else 0
+        lines += [f"pools: prefill on {pools.names[0]}, decode on {pools.names[1]}; "
+                  f"KV over a link of {sig(float(bandwidth) / 1e9)} GB/s, latency {_s(sympy.Rational(latency))}: "
                   f"from first token to the decode pool {_s(float(took.mean()) if len(took) else None)} on average; "
-                  f"the prefill pool busy {sig(100 * pools.prefill.busy / sim.makespan, 3) if sim.makespan > 0 else 0} %, "
-                  "the decode pool's below"]
+                  f"the prefill pool busy {sig(100 * prefill_busy, 3)} %, the decode pool's below"]
+    elif sim.replicas > 1 or getattr(args, "pool_label", None):
+        lines.append(f"pool: {args.pool_label}; requests dealt round-robin to the replicas, each with its own "
+                     "scheduler and cache")
     if steady is not None:
         lines += ["", "steady state (closed form)",
                   f"  one request alone: S₁ = {_s(steady.service_one)}; utilisation ρ = λ·S₁ = {sig(float(steady.utilisation))}",
@@ -67,7 +71,7 @@ def serving_report(args, steps, sim, steady, energy, pools=None) -> str:
                          f"Little's L = λ·W = {sig(float(steady.little_l))}")
         else:
             lines.append("  one at a time the queue grows without bound (ρ ≥ 1)")
-    busy = sim.busy / sim.makespan if sim.makespan > 0 else 0.0
+    busy = sim.utilisation
     lines += ["", f"simulation: {served:,} requests served, {sim.rejected:,} rejected (larger than the KV cache), "
               f"{sim.steps:,} steps in {_s(sim.makespan)}, busy {sig(100 * busy, 3)} %"]
     table = [["", *[f"p{q}" for q in _PCT], "mean"]]
@@ -134,13 +138,16 @@ def serving_dict(args, steps, sim, steady, energy, pools=None) -> dict:
     served = int(sim.served.sum())
     d = {"file": args.file, "kv_bytes_per_token": steps.kv_bytes_per_token, "kv_memory": steps.kv_memory,
          "kv_pages": sim.kv_blocks, "requests": len(sim.arrivals), "served": served, "rejected": sim.rejected,
-         "steps": sim.steps, "makespan_s": sim.makespan, "busy_s": sim.busy, "metrics_s": _metrics(sim)}
+         "steps": sim.steps, "makespan_s": sim.makespan, "busy_s": sim.busy, "replicas": sim.replicas,
+         "metrics_s": _metrics(sim)}
     if served and sim.makespan > 0:
         d["throughput_requests_per_s"] = served / sim.makespan
         d["mean_in_system"] = sim.mean_in_system()
         d["goodput_requests_per_s"] = sim.goodput(_f(args.slo_ttft), _f(args.slo_tpot))
     if pools is not None:
-        d["pools"] = {"prefill": pools.names[0], "decode": pools.names[1],
+        d["pools"] = {"prefill": pools.names[0], "decode": pools.names[1], "replicas": [pools.prefill.replicas, sim.replicas],
+                      "link_bandwidth": json_number(sympy.Rational(pools.link[0])),
+                      "link_latency_s": json_number(sympy.Rational(pools.link[1])),
                       "transfer_done_mean_s": float(np.nanmean(pools.transfer_done - pools.prefill.finished))}
     if steady is not None:
         d["steady_state"] = {"service_one_s": steady.service_one, "utilisation": steady.utilisation,
