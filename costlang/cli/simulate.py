@@ -28,8 +28,9 @@ def add_parsers(sub) -> list:
     p.add_argument("--rate", type=_positive, metavar="REQ/S", help="Poisson arrivals at this rate")
     p.add_argument("--requests", type=_count, default=1000, metavar="N", help="requests to simulate (default 1000)")
     p.add_argument("--prompt-len", default="fixed:512", metavar="SPEC",
-                   help="fixed:N, uniform:LO:HI or lognormal:MEDIAN:SIGMA (default fixed:512)")
-    p.add_argument("--output-len", default="fixed:128", metavar="SPEC", help="as --prompt-len (default fixed:128)")
+                   help="fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA, or sample:TRACE (drawn from a "
+                        "trace file's prompt column) (default fixed:512)")
+    p.add_argument("--output-len", default="fixed:128", metavar="SPEC", help="as --prompt-len; sample:TRACE draws from its output column (default fixed:128)")
     p.add_argument("--seed", type=int, default=0, help="the random seed (default 0)")
     p.add_argument("--trace", metavar="FILE", help="a CSV or JSON-lines trace: arrival (s), prompt, output (tokens)")
     p.add_argument("--max-batch", type=_count, default=256, metavar="N", help="sequences per step (default 256)")
@@ -275,6 +276,12 @@ def _speculative(args, analysis) -> str:
 
 def _lengths(sv, flag: str, spec: str, n: int, rng):
     try:
+        if spec.startswith("sample:"):   # drawn from a trace file's column, with replacement
+            from pathlib import Path
+            from costlang.frontend.loader import read_text
+            path = spec[len("sample:"):]
+            trace = sv.read_trace(read_text(Path(path), display=path), path)
+            return sv.sampled_lengths(trace.prompts if flag == "--prompt-len" else trace.outputs, n, rng)
         return sv.lengths(spec, n, rng)
     except sv.ServingError as e:
         raise ArgumentError(e.message, argument_span(flag, spec)) from None

@@ -251,6 +251,13 @@ def lengths(spec: str, n: int, rng: np.random.Generator) -> np.ndarray:
                        "lognormal:MEDIAN:SIGMA with positive numbers")
 
 
+def sampled_lengths(values: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n token counts drawn uniformly, with replacement, from observed ones (a trace's column)."""
+    if not len(values):
+        raise ServingError("no lengths to sample from: the file has no requests")
+    return rng.choice(np.asarray(values, dtype=np.int64), n, replace=True)
+
+
 def _positive_int(text: str) -> int:
     v = int(text)
     if v < 1:

@@ -108,3 +108,19 @@ def test_speculative_decoding_table(capsys, monkeypatch):
     assert rows["1"][1:3] == ["2.372", "ms"] and rows["1"][9] == "16"
     status = main(["simulate", str(example), "--draft", "draft", "--alpha", "0.5"])
     assert status == 2 and "needs the target's verify instance" in capsys.readouterr().err
+
+
+def test_lengths_sampled_from_a_trace(cli):
+    # a one-row trace (100 prompt, 3 output tokens): every draw is that row, so the run is the
+    # fixed:100 / fixed:3 run exactly; a two-row trace's draws are only its own values
+    one = "arrival,prompt,output\n0,100,3\n"
+    args = ["--rate", "1000", "--requests", "50", "--json"]
+    _, sampled, _ = cli(*args, "--prompt-len", "sample:one.csv", "--output-len", "sample:one.csv", files={"one.csv": one})
+    _, fixed, _ = cli(*args, "--prompt-len", "fixed:100", "--output-len", "fixed:3")
+    assert json.loads(sampled)["metrics_s"] == json.loads(fixed)["metrics_s"]
+    from costlang.queries import serving as sv
+    import numpy as np
+    drawn = sv.sampled_lengths(np.array([100, 300]), 1000, np.random.default_rng(0))
+    assert set(drawn.tolist()) == {100, 300}
+    status, _, err = cli(*args, "--prompt-len", "sample:missing.csv")
+    assert status == 2 and "missing.csv:1:1: error: cannot read" in err
