@@ -91,7 +91,7 @@ def test_decode_crossing_markdown_english():
     assert "- largest whole $B$ that is memory-bound: $\\left\\lfloor B^{*} \\right\\rfloor = 569$\n" \
            "- smallest whole $B$ that is compute-bound: $\\left\\lceil B^{*} \\right\\rceil = 570$" in star
     assert "Approximation for large $d$: $B^{*} \\approx \\frac{b \\cdot I^{*}}{2} = 500$ " \
-           "(exact: $\\frac{512\\,000}{899} \\approx 569.5$)." in star
+           "(the root itself: $\\frac{512\\,000}{899} \\approx 569.5$)." in star
     ineq = solve_section(text, "## Solve `compute-bound batches`")
     assert "Solve `intensity(y)` $\\ge$ `critical_intensity(y)` for $B$:" in ineq
     assert "The relation holds for $B \\ge B^{*}$." in ineq
@@ -105,7 +105,7 @@ def test_decode_crossing_korean_and_latex():
     assert "- 연산 바운드인 가장 작은 정수 $B$: $\\left\\lceil B^{*} \\right\\rceil = 570$" in ko
     assert "$B \\ge B^{*}$에서 성립한다." in ko
     assert "$d$가 클 때의 근사: $B^{*} \\approx \\frac{b \\cdot I^{*}}{2} = 500$ " \
-           "(정확한 값: $\\frac{512\\,000}{899} \\approx 569.5$)." in ko
+           "(근 자체: $\\frac{512\\,000}{899} \\approx 569.5$)." in ko
     tex = derivation("queries/decode_crossing.cost", "latex", "ko")
     assert "\\subsection*{풀이 \\texttt{compute-bound batches}}" in tex
     assert "  \\item \\(B < B^{*}\\): 메모리 바운드" in tex and "\\(B \\ge B^{*}\\)에서 성립한다." in tex
@@ -136,7 +136,7 @@ def test_no_crossing_says_why():
 def test_inverse_hardware_sets_the_given_value_aside():
     # B = 64, d = 8192: I = 2·64·8192/(2·(128 + 8192)) = 4096/65, so BW* = 10^15/I = 15.87 TB/s
     text = derivation("queries/inverse_hardware.cost")
-    assert "The file's value $\\mathrm{BW} = 2 \\times 10^{12}\\,\\mathrm{B/s} = 2\\,\\mathrm{TB/s}$ " \
+    assert "The file's value $\\mathrm{BW} = 2\\,\\mathrm{TB/s}$ " \
            "is set aside: the solve leaves $\\mathrm{BW}$ free." in text
     assert "&= 15\\,869\\,140\\,625\\,000\\,\\mathrm{B/s} \\approx 15.87\\,\\mathrm{TB/s}" in text
     assert "- $\\mathrm{BW} < {\\mathrm{BW}}^{*}$: memory-bound" in text

@@ -52,3 +52,36 @@ def test_korean_derivation_wording():
     assert "`critical_intensity(y)`를 $B$에 대해 푼다" in ko               # `…(y)` reads with a vowel: 를
     assert "HBM을 오가는" in ko and "$T_{\\mathrm{kernel}}$은 실측" in ko   # 엠 → 을, kernel (ㄹ) → 은
     assert "을(를)" not in ko and "은(는)" not in ko and "이(가)" not in ko
+
+
+# --- the particle after every math fragment of the committed Korean derivations -------------------
+
+def _fragments_with_particles(text: str, tex: bool):
+    """(math fragment with its delimiters, the particle written right after it) for every fragment
+    followed by one of the paired particles (은/는, 이/가, 을/를, 과/와, 으로/로, 이다/다, 이면/면, ...)."""
+    import re
+    from costlang.printers.words.korean import _BY_FORM
+    forms = sorted({f for f in _BY_FORM if "/" not in f and "(" not in f}, key=len, reverse=True)
+    math = r"\\\((?:(?!\\\)).)*\\\)" if tex else r"\$[^$\n]+\$"
+    for m in re.finditer(rf"({math})({'|'.join(forms)})(?![가-힣])", text):
+        yield m.group(1), m.group(2)
+
+
+def test_every_particle_after_math_in_the_goldens_fits_its_spoken_form():
+    # One rule for Markdown ($...$) and LaTeX (\(...\)): the particle agrees with the final sound of
+    # the fragment read aloud: \(B \le 376\) ends in 육 (ㄱ): 이면; \(T_{\mathrm{kernel}}\) in 널 (ㄹ): 은;
+    # \(I < I^{*} = 500 \quad (T_memory > T_compute)\) is read up to its aside, 500 (오백, ㄱ): 이므로. Before the rule was shared, the
+    # LaTeX printer read `\)` as the end and wrote 면 and 는 after these.
+    from pathlib import Path
+    from costlang.printers.words.korean import particle
+    root = Path(__file__).resolve().parents[2] / "examples"
+    checked, wrong = 0, []
+    for path in sorted(root.glob("**/_generated/*.ko.*")):
+        text = path.read_text(encoding="utf-8")
+        for fragment, written in _fragments_with_particles(text, path.suffix == ".tex"):
+            checked += 1
+            if particle(fragment, written) != written:
+                wrong.append(f"{path.name}: {fragment}{written} (should be {particle(fragment, written)})")
+    assert checked > 100 and not wrong, "\n".join(wrong[:20])
+    assert particle(r"\(B \le 376\)", "면") == "이면" and particle(r"\(T_{\mathrm{kernel}}\)", "는") == "은"
+    assert particle(r"\(n < 1500\)", "면") == "이면"    # 천오백: 백 ends in ㄱ

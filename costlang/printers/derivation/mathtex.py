@@ -164,6 +164,17 @@ def prefixed_tex(x: float, unit: Unit, digits: int = 3):
     return rf"{text}\,\mathrm{{{prefix}{base}}}", exact
 
 
+def _terminating(value) -> bool:
+    """A rational number whose decimal expansion ends (its denominator has only 2s and 5s)."""
+    if not isinstance(value, (sympy.Integer, sympy.Rational)):
+        return False
+    q = int(value.q)
+    for f in (2, 5):
+        while q % f == 0:
+            q //= f
+    return q == 1
+
+
 def _decimal_exponent(n: int):
     """(m, k) with n = m·10^k and m not divisible by 10."""
     k = 0
@@ -203,7 +214,7 @@ class CostLatexPrinter(PositiveFirst, LatexPrinter):
         n = int(expr)
         m, k = _decimal_exponent(abs(n))
         sign = "-" if n < 0 else ""
-        if k >= 4 and m < 1000:
+        if k >= 4 and m < 10_000:
             digits = len(str(m))
             mantissa = str(m) if digits == 1 else f"{str(m)[0]}.{str(m)[1:]}"
             exp = k + digits - 1
@@ -312,6 +323,10 @@ def value_chain(value, unit: Unit, digits: int = 3, percent: bool = False) -> li
         return chain + [(r"\approx", _scientific_tex(value * 100 if percent else value, digits)
                          + (r"\,\%" if percent else sep()))]
     approx = approx_text(x, digits)
+    if not percent and not p.rounded and abs(x) >= 1e6 and _terminating(value):
+        readable = prefixed_tex(x, unit, 5)
+        if readable is not None and readable[1]:   # 989.5 TFLOP/s, exactly: the one figure worth reading
+            return [("=", readable[0])]
     if percent:
         return chain + [(r"\approx" if approx_text(x * 100, digits + 2) != approx_text(x * 100, digits)
                          else "=", approx_text(x * 100, digits) + r"\,\%")]

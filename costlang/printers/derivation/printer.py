@@ -309,7 +309,7 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
             before = self._chain(analysis.value(ch.before), ch.unit).split(" ", 1)[1]
             after = self._chain(analysis.value(ch.after), ch.unit).split(" ", 1)[1]
             ratio = "" if ch.ratio is None else rf" \quad (\times\, {self._tex(ch.ratio)[0]})"
-            rows.append(self.text(ch.label) + ": " + self.math(rf"{before} \to {after}{ratio}"))
+            rows.append(self.text(self._p("figure_label").get(ch.figure, ch.label)) + ": " + self.math(rf"{before} \to {after}{ratio}"))
         return "\n\n".join([
             self.heading(self._say("fusion", before=c.baseline, after=c.mode), 2),
             self.paragraph(self._say("fusion_kernels", before=kernels(c.kernels_before),

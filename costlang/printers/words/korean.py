@@ -36,6 +36,7 @@ _LETTER_FINAL = {"l": _RIEUL, "m": "ㅁ", "n": "ㄴ", "r": _RIEUL}
 _JONG = ("", "ㄱ", "ㄲ", "ㄳ", "ㄴ", "ㄵ", "ㄶ", "ㄷ", "ㄹ", "ㄺ", "ㄻ", "ㄼ", "ㄽ", "ㄾ", "ㄿ", "ㅀ", "ㅁ", "ㅂ", "ㅄ",
          "ㅅ", "ㅆ", "ㅇ", "ㅈ", "ㅊ", "ㅋ", "ㅌ", "ㅍ", "ㅎ")
 
+_ASIDE = re.compile(r"(?:\\quad|\\qquad|\s)\s*\([^()]*\)\s*$")
 _FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}\s*$")
 _SLASH = re.compile(r"(\d+)\s*/\s*\d+$")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -47,8 +48,16 @@ def final_consonant(text: str) -> str:
 
     >>> [final_consonant(t) for t in ("n", "L2", "160", "HBM", "$\\\\frac{1}{6}$", "logits", "커널")]
     ['ㄴ', '', 'ㅂ', 'ㅁ', 'ㄹ', '', 'ㄹ']
+    >>> [final_consonant(t) for t in ("\\\\(B \\\\le 376\\\\)", "$B \\\\le 376$", "\\\\(T_{\\\\mathrm{kernel}}\\\\)")]
+    ['ㄱ', 'ㄱ', 'ㄹ']
+    >>> final_consonant("$I^{*} = 500 \\\\quad (T_{\\\\mathrm{memory}} > T_{\\\\mathrm{compute}})$")   # 오백
+    'ㄱ'
     """
-    text = text.strip().rstrip("`$'\" ").rstrip("\\")
+    text = text.strip().rstrip("`$'\" ")
+    if text.endswith(("\\)", "\\]")):     # LaTeX's inline and display math: \(B \le 376\)
+        text = text[:-2]
+    text = text.rstrip("\\")
+    text = _ASIDE.sub("", text) or text     # `I^{*} = 500 \quad (T_memory > T_compute)`: read up to the aside
     m = _FRACTION.search(text)
     if m:                                   # read "six parts of one": the numerator is spoken last
         return final_consonant(m.group(1))

@@ -116,7 +116,7 @@ _EN = {
     "crossing_needs": "a crossing {root} needs {condition}",
     "limit": "As {x}: {side} {value}.",
     "approximation": "Approximation for large {symbol}: {expr}{exact}.",
-    "exact": " (exact: {value})",
+    "exact": " (the root itself: {value})",
     "regime_map": "Where each kernel turns from one bound to the other, as {x} varies:",
     "map_fixed": "{kernel}: {verdict} for every {x}",
     "totals": "Whole program ({launches} kernel launches)",
@@ -153,8 +153,10 @@ _EN = {
                       "launch-bound": "launch-bound", "balanced": "balanced",
                       "comms-bound": "comms-bound", "depends": "depends on the free symbols",
                       "undecided": "undecided (sympy could not decide)"},
-    "role": {"input": "input", "weight": "weight", "intermediate": "intermediate", "output": "output",
-             "stated": "stated"},
+    "role": {"input": "input", "weight": "weight", "cache": "cache", "gradient": "gradient", "state": "state",
+             "intermediate": "intermediate", "output": "output", "stated": "stated"},
+    "figure_label": {"flops": "FLOPs", "bytes": "traffic", "intensity": "I", "t_kernel": "T_kernel",
+                     "launches": "launches"},
 }
 
 _KO = {
@@ -211,17 +213,17 @@ _KO = {
                 "n·min(S·b, sector) 바이트가 움직인다 (알고리즘 바이트 n·b 이상); 유효 대역폭은 알고리즘 바이트만 센다."),
     "efficiency": "효율 계수 (피크 대비 비율, 한 번만 적용; peak()와 bandwidth()는 원래 값): {items}.",
     "verdict_title": "판정",
-    "memory-bound": ("{comparison}이므로 메모리 바운드다. 코어를 늘려도 빨라지지 않는다 — "
+    "memory-bound": ("{comparison:이므로} 메모리 바운드다. 코어를 늘려도 빨라지지 않는다 — "
                      "융합·재사용(타일링)·정밀도 축소로 I를 높여야 한다."),
-    "compute-bound": ("{comparison}이므로 연산 바운드다. 천장은 피크 FLOP/s — 텐서코어·점유율로 코어 "
+    "compute-bound": ("{comparison:이므로} 연산 바운드다. 천장은 피크 FLOP/s — 텐서코어·점유율로 코어 "
                       "효율을 높인다."),
-    "balanced": "{comparison}이므로 꺾이는 점 위에 있다 — 연산과 메모리 시간이 같다.",
-    "balanced_comms": ("{comparison}이므로 링크와 가장 바쁜 다른 자원의 시간이 같다 — 통신과 나머지 사이의 "
+    "balanced": "{comparison:이므로} 꺾이는 점 위에 있다 — 연산과 메모리 시간이 같다.",
+    "balanced_comms": ("{comparison:이므로} 링크와 가장 바쁜 다른 자원의 시간이 같다 — 통신과 나머지 사이의 "
                        "균형이며, 루프라인의 꺾이는 점이 아니다."),
-    "launch-bound": ("런치 오버헤드가 두 시간보다 커서({comparison}) 런치 바운드다 — 커널을 융합하거나 "
+    "launch-bound": ("런치 오버헤드가 연산 시간과 메모리 시간보다 길어서({comparison}) 런치 바운드다 — 커널을 융합하거나 "
                      "CUDA Graphs로 런치 수를 줄인다."),
     "depends": "이 커널은 {verdict}.",
-    "comms-bound": ("{comparison}이므로 통신 바운드다. 병목은 링크다 — 샤딩을 바꾸거나, 통신을 연산과 겹치거나, "
+    "comms-bound": ("{comparison:이므로} 통신 바운드다. 병목은 링크다 — 샤딩을 바꾸거나, 통신을 연산과 겹치거나, "
                     "더 빠른 링크를 쓴다."),
     "depends_free": "자유 변수의 값에 따라 다르다 (커널별 판정 참고).",
     "fusion": "융합: {before} → {after}",
@@ -262,7 +264,7 @@ _KO = {
     "crossing_needs": "교차점 {root:이} 있으려면 {condition:이어야} 한다",
     "limit": "{x}일 때 {side} {value}.",
     "approximation": "{symbol:이} 클 때의 근사: {expr}{exact}.",
-    "exact": " (정확한 값: {value})",
+    "exact": " (근 자체: {value})",
     "regime_map": "{x}에 따라 각 커널의 바운드가 바뀌는 지점:",
     "map_fixed": "{kernel}: 모든 {x}에서 {verdict}",
     "totals": "프로그램 전체 (커널 런치 {launches}회)",
@@ -295,8 +297,10 @@ _KO = {
                       "launch-bound": "런치 바운드", "balanced": "균형",
                       "comms-bound": "통신 바운드", "depends": "자유 변수에 따라 다름",
                       "undecided": "판정 불가 (sympy가 결정하지 못함)"},
-    "role": {"input": "입력", "weight": "가중치", "intermediate": "중간 텐서", "output": "출력",
-             "stated": "명시"},
+    "role": {"input": "입력", "weight": "가중치", "cache": "캐시", "gradient": "기울기", "state": "상태",
+             "intermediate": "중간 텐서", "output": "출력", "stated": "명시"},
+    "figure_label": {"flops": "FLOPs", "bytes": "이동량", "intensity": "I", "t_kernel": "T_kernel",
+                     "launches": "런치 수"},
 }
 
 PHRASES = {"en": _EN, "ko": _KO}
