@@ -57,6 +57,9 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     plot.add_argument("--linear", action="store_true", help="linear axes instead of logarithmic ones")
     plot.add_argument("--style", choices=("paper", "slides"), default="paper",
                       help="paper (default) or slides: a 16:9 figure with large type")
+    plot.add_argument("--lang", choices=("en", "ko"), default="en",
+                      help="the language of the figure's words (labels keep the file's names)")
+    plot.add_argument("--dpi", type=_dpi, metavar="N", help="pixels per inch of a PNG (default 100; 200 or 300 for print)")
     plot.add_argument("--against", metavar="QUERY|istar",
                       help="the reference line the sweep crosses (default: I* for an intensity)")
     add_set_option(plot)
@@ -136,20 +139,25 @@ def plot_command(args) -> str:
                                 f"{min(axis.values):g} to {max(axis.values):g} cannot be drawn",
                                 argument_span("--over", args.over),
                                 "narrow the range (`costlang sweep` takes values up to 1e300)")
-    if args.sweep:
-        figure = _sweep_plot(plot, program, args, axis)
-    else:
-        hardware = args.hardware or [None]
-        analyses = [analyze(program, fusion=args.fusion, hardware=h) for h in hardware]
-        unfused = [analyze(program, fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
-        trajectories = []
-        if axis is not None:
-            from costlang.queries.curve import kernel_trajectories
-            trajectories = [kernel_trajectories(a, axis) for a in analyses]
-        elif not any(plot.points(a) for a in analyses):
-            _nothing_to_place(program, analyses)
-        figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style)
-    write_output(args, figure.to_bytes(suffix))
+    try:
+        if args.sweep:
+            figure = _sweep_plot(plot, program, args, axis)
+        else:
+            hardware = args.hardware or [None]
+            analyses = [analyze(program, fusion=args.fusion, hardware=h) for h in hardware]
+            unfused = [analyze(program, fusion="none", hardware=h) for h in hardware] if args.compare_fusion else []
+            trajectories = []
+            if axis is not None:
+                from costlang.queries.curve import kernel_trajectories
+                trajectories = [kernel_trajectories(a, axis) for a in analyses]
+            elif not any(plot.points(a) for a in analyses):
+                _nothing_to_place(program, analyses)
+            figure = plot.roofline(analyses, unfused, trajectories, linear=args.linear, style=args.style,
+                                   lang=args.lang)
+        data = figure.to_bytes(suffix, dpi=args.dpi)
+    except plot.FontError as e:   # Korean words (or a Korean label) and no font with Hangul
+        raise ArgumentError(str(e), argument_span("--lang", args.lang)) from None
+    write_output(args, data)
     return ""
 
 
@@ -186,7 +194,7 @@ def _sweep_plot(plot, program, args, axis):
     curve = query_curve(a, args.sweep, lo, hi, args.against, symbol_name=name, xs=xs)
     query = next(q for q in a.queries if q.name == args.sweep).value
     unit = "" if query.unit.dimensionless else str(query.unit)
-    return plot.sweep(curve, linear=args.linear, style=args.style, unit=unit)
+    return plot.sweep(curve, linear=args.linear, style=args.style, unit=unit, lang=args.lang)
 
 
 def _exact(x: float) -> sympy.Rational:
@@ -221,3 +229,9 @@ def _plotting():
     from costlang.printers import plot
     return plot
 
+
+
+def _dpi(text: str) -> int:
+    if not text.isdigit() or not 10 <= int(text) <= 1200:
+        raise argparse.ArgumentTypeError(f"expected a whole number of pixels per inch from 10 to 1200, not {text!r}")
+    return int(text)

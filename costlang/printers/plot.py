@@ -8,6 +8,9 @@ only draws; matplotlib is imported only here, only when plotting.
 """
 from __future__ import annotations
 
+import math
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -70,24 +73,64 @@ class Plot:
         path.write_bytes(self.to_bytes(suffix))
         return path
 
-    def to_bytes(self, suffix: str) -> bytes:
-        """The file's contents for `.png`, `.svg` or `.pdf` (the file name never reaches matplotlib)."""
+    def to_bytes(self, suffix: str, dpi: Optional[int] = None) -> bytes:
+        """The file's contents for `.png`, `.svg` or `.pdf` (the file name never reaches matplotlib);
+        `dpi` for a PNG (default 100). An SVG keeps its text as text (editable, searchable), naming
+        its fonts; text in Korean, Chinese or Japanese is set in a font that has those glyphs."""
         import io
 
         import matplotlib
         _literal_labels(self.figure)
+        cjk_fonts(self.figure)
         buf = io.BytesIO()
-        with matplotlib.rc_context({"svg.hashsalt": "costlang"}):
+        with matplotlib.rc_context({"svg.hashsalt": "costlang", "svg.fonttype": "none"}):
             self.figure.savefig(buf, format=suffix.lstrip("."), metadata=_FIXED_METADATA[suffix],
-                                bbox_inches="tight")
+                                bbox_inches="tight", dpi=dpi)
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes:
         import io
         _literal_labels(self.figure)
+        cjk_fonts(self.figure)
         buf = io.BytesIO()
         self.figure.savefig(buf, format="png", bbox_inches="tight")
         return buf.getvalue()
+
+
+#: fonts with Hangul (and CJK ideographs), best first: Noto CJK and Source Han (Debian's
+#: fonts-noto-cjk), Nanum (fonts-nanum), and the systems' own
+CJK_FAMILIES = ("Noto Sans CJK KR", "Noto Sans KR", "Source Han Sans KR", "NanumGothic", "NanumBarunGothic",
+                "Noto Sans CJK JP", "Noto Sans CJK SC", "Malgun Gothic", "Apple SD Gothic Neo", "AppleGothic",
+                "UnDotum", "Baekmuk Gulim")
+_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+class FontError(Exception):
+    """No installed font has the glyphs a figure's text needs (the CLI says which to install)."""
+
+
+def cjk_font() -> Optional[str]:
+    """The first installed family of CJK_FAMILIES, or None."""
+    from matplotlib import font_manager
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((f for f in CJK_FAMILIES if f in installed), None)
+
+
+def cjk_fonts(fig) -> None:
+    """Every text of the figure with Hangul or CJK characters is set in a font that has them (with
+    the default font after it for Latin text); FontError when none is installed, rather than empty
+    boxes and a warning."""
+    texts = [t for t in fig.findobj(lambda o: hasattr(o, "get_text") and hasattr(o, "set_fontfamily"))
+             if _CJK.search(t.get_text() or "")]
+    if not texts:
+        return
+    family = cjk_font()
+    if family is None:
+        raise FontError("the figure's text has Korean (or Chinese or Japanese) characters, and no installed "
+                        "font has them: install one, e.g. Debian's `fonts-noto-cjk` or `fonts-nanum` "
+                        "(apt install fonts-nanum), then run the command again")
+    for t in texts:
+        t.set_fontfamily([family, "DejaVu Sans"])
 
 
 def _literal_labels(fig) -> None:
@@ -126,7 +169,7 @@ def points(a):
     return out
 
 
-def _roof(ax, a, color, tag, xs, style: Style, labels: list):
+def _roof(ax, a, color, tag, xs, style: Style, labels: list, words: dict):
     """The memory slope(s) and one compute ceiling per dtype the kernels compute in, I* marked."""
     hw = a.hardware
     ceilings = _ceilings(a)
@@ -141,7 +184,7 @@ def _roof(ax, a, color, tag, xs, style: Style, labels: list):
     for name, peak in ceilings:
         istar = peak / main_bw
         ax.plot([istar, xs[-1]], [peak, peak], "-", color=color, linewidth=style.line * 1.5,
-                label=f"{tag}{name} peak {_plain(prefixed_tex(peak, FLOP_PER_S)[0])}")
+                label=tag + words["peak"].format(dtype=name, value=_plain(prefixed_tex(peak, FLOP_PER_S)[0])))
         ax.axvline(istar, color=color, linestyle=":", linewidth=1)
         labels.append(_Label(f"I* = {istar:.4g}", istar, peak, color))
 
@@ -193,7 +236,7 @@ class _Label:
 
 
 def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence = (),
-             linear: bool = False, style: str = "paper") -> Plot:
+             linear: bool = False, style: str = "paper", lang: str = "en") -> Plot:
     """The roofline of each analysis' hardware with its kernels at (I, attainable).
 
     `unfused`: the same programs analysed with fusion "none", one per analysis; their kernels are
@@ -204,6 +247,7 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
     cannot be placed (a free symbol left without a value) are listed under the plot.
     """
     st = STYLES[style]
+    words = phrase(lang, "plot")
     fig = _figure(st)
     ax = fig.add_subplot(1, 1, 1)
     if not linear:
@@ -214,23 +258,23 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
     for n, a in enumerate(analyses):
         color = _COLORS[n % len(_COLORS)]
         tag = f"{a.hardware.name}: " if len(analyses) > 1 else ""
-        _roof(ax, a, color, tag, xs, st, labels)
+        _roof(ax, a, color, tag, xs, st, labels, words)
         for k, i, p in points(a):
-            ax.plot([i], [p], "o", color=color, markersize=st.marker, label=f"{tag}kernel {k.name}")
+            ax.plot([i], [p], "o", color=color, markersize=st.marker, label=tag + words["kernel"].format(name=k.name))
             labels.append(_Label(k.name, i, p, color))
         _level_points(ax, a, color, st, labels)
         if n < len(unfused):
-            _fusion_arrows(ax, a, unfused[n], color, st, labels)
+            _fusion_arrows(ax, a, unfused[n], color, st, labels, words)
         if n < len(trajectories):
-            _trajectories(ax, trajectories[n], color, tag, st, labels)
-    _axes(ax, st, linear)
+            _trajectories(ax, trajectories[n], color, tag, st, labels, lang)
+    _axes(ax, st, linear, words)
     names = ", ".join(a.hardware.name for a in analyses)
-    ax.set_title(f"Roofline: {Path(analyses[0].program.source_name).name} on {names}", fontsize=st.axis)
+    ax.set_title(words["title"].format(file=Path(analyses[0].program.source_name).name, hardware=names),
+                 fontsize=st.axis)
     ax.legend(fontsize=st.legend, loc="lower right")
     missing = _unplaced(analyses, trajectories)
     if missing:
-        fig.text(0.01, 0.005, f"not drawn (they depend on free symbols; use --set or --over): {missing}",
-                 fontsize=st.legend, color="dimgray")
+        fig.text(0.01, 0.005, words["not_drawn"].format(names=missing), fontsize=st.legend, color="dimgray")
     place_labels(ax, labels, st)
     return Plot(fig)
 
@@ -242,12 +286,12 @@ def _unplaced(analyses, trajectories) -> str:
     return ", ".join(dict.fromkeys(names))
 
 
-def _axes(ax, st: Style, linear: bool) -> None:
+def _axes(ax, st: Style, linear: bool, words: dict) -> None:
     """Units on both axes: I in FLOP/B, performance with SI prefixes (TFLOP/s)."""
     from matplotlib.ticker import EngFormatter
     ax.yaxis.set_major_formatter(EngFormatter(unit="FLOP/s", sep=" "))
-    ax.set_xlabel("arithmetic intensity I (FLOP/B)", fontsize=st.axis)
-    ax.set_ylabel("attainable performance", fontsize=st.axis)
+    ax.set_xlabel(words["x"], fontsize=st.axis)
+    ax.set_ylabel(words["y"], fontsize=st.axis)
     ax.tick_params(labelsize=st.legend)
     ax.grid(True, which="both" if not linear else "major", alpha=0.3)
 
@@ -262,7 +306,7 @@ def _x_range(analyses, unfused, trajectories=()):
     return [lo / 10, hi * 10]
 
 
-def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list):
+def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list, words: dict):
     """Unfused kernels hollow, each with an arrow to the fused kernel that took its ops."""
     placed = {k.name: (k, i, p) for k, i, p in points(fused)}
     for k, i, p in points(unfused):
@@ -270,75 +314,104 @@ def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list):
         if target is None or set(target[0].ops) == set(k.ops):
             continue
         ax.plot([i], [p], "o", color=color, markerfacecolor="none", markersize=st.marker,
-                label=f"unfused {k.name}")
+                label=words["unfused"].format(name=k.name))
         labels.append(_Label(k.name, i, p, color))
         ax.annotate("", xy=(target[1], target[2]), xytext=(i, p),
                     arrowprops={"arrowstyle": "->", "color": color})
 
 
-def _trajectories(ax, trajectories, base, tag, st: Style, labels: list):
+def _trajectories(ax, trajectories, base, tag, st: Style, labels: list, lang: str = "en"):
     for n, t in enumerate(trajectories):
         ok = (t.intensity > 0) & (t.attainable > 0)
         if not ok.any():
             continue
         color = _COLORS[(_COLORS.index(base) + 1 + n) % len(_COLORS)]
         ax.plot(t.intensity[ok], t.attainable[ok], "-", marker=".", color=color, linewidth=st.line * 2,
-                markersize=st.marker / 2, label=f"{tag}{t.kernel} for {t.symbol} = "
-                                                f"{t.xs[ok][0]:g} … {t.xs[ok][-1]:g}")
+                markersize=st.marker / 2, label=tag + phrase(lang, "plot")["path"].format(
+                    kernel=t.kernel, symbol=t.symbol, lo=f"{t.xs[ok][0]:g}", hi=f"{t.xs[ok][-1]:g}"))
         first, last = ok.nonzero()[0][[0, -1]]
         labels.append(_Label(f"{t.kernel} ({t.symbol} = {t.xs[first]:g})", t.intensity[first],
                              t.attainable[first], color))
         labels.append(_Label(f"{t.symbol} = {t.xs[last]:g}", t.intensity[last], t.attainable[last], color))
-        words = phrase("en", "verdict_words")
+        words = phrase(lang, "verdict_words")
         for x, (below, above) in zip(t.crossings, t.changes):
             value = float(sympy.N(x, 15))
             ax.plot([t.critical_intensity], [t.peak], "D", color=color, markersize=st.marker,
-                    label=f"{tag}{t.kernel}: {words[below.value]} below {t.symbol} = {value:.4g}, "
-                          f"{words['balanced']} at it, {words[above.value]} above")
+                    label=tag + phrase(lang, "plot")["crossing"].format(
+                        kernel=t.kernel, below=words[below.value], symbol=t.symbol, x=f"{value:.4g}",
+                        balanced=words["balanced"], above=words[above.value]))
             labels.append(_Label(f"{t.symbol}* = {value:.4g}", t.critical_intensity, t.peak, color))
 
 
-# Offsets (in points) tried in turn for a label: beside the point first, then further out.
-_OFFSETS = [(6, 6), (6, -14), (-6, 6), (-6, -14), (0, 16), (0, -24), (18, 18), (18, -28), (-18, 18),
-            (-18, -28), (36, 0), (-36, 0), (30, 36), (30, -44), (-30, 36), (-30, -44), (60, 24), (-60, 24),
-            (60, -34), (-60, -34)]
+# Offsets (in points, at the paper style's font) tried in turn for a label: beside the point first,
+# then rings further out in twelve directions; scaled with the style's font size.
+_OFFSETS = [(6, 6), (6, -14), (-6, 6), (-6, -14)] + [
+    (round(r * math.cos(math.radians(a))), round(r * math.sin(math.radians(a)) - 4))
+    for r in (18, 30, 44, 60, 80, 104, 132) for a in range(15, 360, 30)]
 
 
 def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
-    """Annotate each label at the first offset where its box meets no box placed before (greedy,
-    in display space); labels moved beyond the first ring get a leader line to their point.
-    Returns the matplotlib `Annotation`s."""
+    """Annotate each label at the first offset where its box meets no box placed before, no point,
+    no other text of the axes and not the legend (greedy, in display space); where every offset
+    meets something, at the offset that overlaps least. Labels moved beyond the first ring get a
+    leader line to their point. Returns the matplotlib `Annotation`s."""
     fig = ax.figure
+    cjk_fonts(fig)                 # the title and legend in a font with their glyphs, before measuring
+    if any(_CJK.search(lab.text) for lab in labels) and cjk_font() is None:
+        raise FontError("a label has Korean (or Chinese or Japanese) characters, and no installed font has "
+                        "them: install one, e.g. Debian's `fonts-noto-cjk` or `fonts-nanum`")
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()   # fixes the axes' limits and transforms
     from matplotlib.transforms import Bbox
     r = (st.marker / 2 + 1) * fig.dpi / 72   # a marker's radius in pixels, and a point more
     anchors = {tuple(ax.transData.transform((lab.x, lab.y))) for lab in labels}
     placed = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in anchors]   # labels never cover a point
+    placed += [t.get_window_extent(renderer).padded(2) for t in ax.texts if t.get_text()]
+    if ax.get_legend() is not None:
+        placed.append(ax.get_legend().get_window_extent(renderer).padded(2))
+    frame = ax.get_window_extent(renderer)
+    scale = st.font / STYLES["paper"].font
     out, seen = [], set()
     for lab in labels:
         key = (lab.text, round(lab.x, 12), round(lab.y, 12))
         if key in seen:          # two kernels with the same path and crossing: one label says it
             continue
         seen.add(key)
-        chosen = None
+        best = None   # (overlap, offset index, dx, dy)
         for n, (dx, dy) in enumerate(_OFFSETS):
-            right = dx >= 0
-            text = ax.annotate(lab.text, (lab.x, lab.y), textcoords="offset points", xytext=(dx, dy),
-                               fontsize=st.font, color=lab.color, ha="left" if right else "right",
-                               arrowprops={"arrowstyle": "-", "color": lab.color, "linewidth": 0.6}
-                               if n >= 4 else None)
+            dx, dy = dx * scale, dy * scale
+            text = _annotate(ax, lab, dx, dy, st, leader=n >= 4)
             box = text.get_window_extent(renderer).padded(2)
-            if not any(box.overlaps(b) for b in placed) or n == len(_OFFSETS) - 1:
-                chosen = text
-                placed.append(box)
-                break
             text.remove()
-        out.append(chosen)
+            outside = 0.0 if frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1) else box.width * box.height
+            overlap = sum(_area(box, b) for b in placed) + outside
+            if best is None or overlap < best[0]:
+                best = (overlap, n, dx, dy, box)
+            if overlap == 0:
+                break
+        _, n, dx, dy, box = best
+        out.append(_annotate(ax, lab, dx, dy, st, leader=n >= 4))
+        placed.append(box)
     return out
 
 
-def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "") -> Plot:
+def _annotate(ax, lab, dx: float, dy: float, st: Style, leader: bool):
+    text = ax.annotate(lab.text, (lab.x, lab.y), textcoords="offset points", xytext=(dx, dy),
+                       fontsize=st.font, color=lab.color, ha="left" if dx >= 0 else "right",
+                       arrowprops={"arrowstyle": "-", "color": lab.color, "linewidth": 0.6} if leader else None)
+    if _CJK.search(lab.text):
+        text.set_fontfamily([cjk_font(), "DejaVu Sans"])
+    return text
+
+
+def _area(a, b) -> float:
+    """The area two boxes share (0 when they do not meet)."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "", lang: str = "en") -> Plot:
     """A `QueryCurve` (analysis.curve): the query against its symbol, its reference, crossings marked.
     `unit`: the query's unit, printed with SI prefixes on the y axis."""
     st = STYLES[style]
@@ -358,14 +431,14 @@ def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "") -> 
     for x, y in curve.crossings:
         x, y = float(sympy.N(x, 15)), float(sympy.N(y, 15))
         ax.plot([x], [y], "o", color="tab:red", markersize=st.marker,
-                label=f"crossing at {curve.symbol} = {x:.4g}")
+                label=phrase(lang, "plot")["crossing_at"].format(symbol=curve.symbol, x=f"{x:.4g}"))
         ax.axvline(x, color="tab:red", linestyle=":", linewidth=1)
     if unit:
         from matplotlib.ticker import EngFormatter
         ax.yaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
     ax.set_xlabel(curve.symbol, fontsize=st.axis)
     ax.set_ylabel(f"{curve.label} ({unit})" if unit else curve.label, fontsize=st.axis)
-    ax.set_title(f"{curve.label} against {curve.symbol}", fontsize=st.axis)
+    ax.set_title(phrase(lang, "plot")["against"].format(label=curve.label, symbol=curve.symbol), fontsize=st.axis)
     ax.tick_params(labelsize=st.legend)
     ax.grid(True, which="both" if not linear else "major", alpha=0.3)
     ax.legend(fontsize=st.legend)
