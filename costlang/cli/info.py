@@ -28,6 +28,7 @@ def add_parsers(sub) -> list:
     editor.add_argument("editor", choices=("vscode",))
     editor.add_argument("folder", help="the extension folder to create (must not exist yet)")
     models = sub.add_parser("models", help="list the model zoo (stdlib/models): import NAME, call NAME_prefill")
+    models.add_argument("model", nargs="?", help="one model: its blocks, parameters and source")
     models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ops.set_defaults(handler=_ops)
     comp.set_defaults(handler=_completion)
@@ -56,6 +57,15 @@ def zoo() -> list[dict]:
 
 def _models(args) -> str:
     models = zoo()
+    if args.model is not None:
+        chosen = [m for m in models if m["name"] == args.model]
+        if not chosen:
+            from costlang.errors import did_you_mean
+            from costlang.cli.common import ArgumentError, argument_span
+            names = [m["name"] for m in models]
+            raise ArgumentError(f"'{args.model}' is not in the model zoo", argument_span("costlang models", args.model),
+                                did_you_mean(args.model, names) or "models: " + ", ".join(names))
+        models = chosen
     if args.json:
         return json.dumps(models, indent=2) + "\n"
     rows = [(m["name"], "—" if m["parameters"] is None else f"{m['parameters']:,}", ", ".join(m["blocks"]),
@@ -126,7 +136,33 @@ def completion_script(parser, shell: str) -> str:
     except ImportError:
         raise CostlangError("shell completion needs the shtab package",
                             hint="pip install shtab (or pip install \"costlang[completion]\")") from None
-    return shtab.complete(parser, shell=shell)
+    from costlang.frontend import ast
+    from costlang.frontend.resolve import resolve
+    program = resolve(ast.Module("<stdlib>", ()), None)
+    hardware = sorted(set(program.hardware) | set(program.systems))
+    models = sorted(m["name"] for m in zoo())
+    preamble = {"bash": "".join(
+        f"_costlang_{kind}() {{ compgen -W \"{' '.join(names)}\" -- \"$1\"; {files}}}\n"
+        for kind, names, files in (("hardware", hardware, "compgen -f -X '!*.cost' -- \"$1\"; "),
+                                   ("models", models, "")))}
+    complete = {"hardware": {"bash": "_costlang_hardware", "zsh": "(" + " ".join(hardware) + ")"},
+                "models": {"bash": "_costlang_models", "zsh": "(" + " ".join(models) + ")"}}
+    for action in _actions(parser):
+        if "--hardware" in action.option_strings or action.dest == "name" and action.help == "the hardware to show":
+            action.complete = complete["hardware"]
+        elif action.dest == "model":
+            action.complete = complete["models"]
+    return shtab.complete(parser, shell=shell, preamble=preamble if shell == "bash" else "")
+
+
+def _actions(parser):
+    """Every action of the parser and of its subcommands' parsers."""
+    import argparse
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _actions(sub)
 
 
 def _editor(args) -> str:

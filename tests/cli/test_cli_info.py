@@ -108,3 +108,31 @@ def test_ops_lists_a_files_blocks_with_their_parameters(capsys):
     code, out, _ = run(capsys, "ops", str(ROOT / "examples" / "composition" / "mlp_stack.cost"), "--json")
     assert json.loads(out)["blocks"] == [{"name": "mlp", "params": ["x: dt[n, d]", "f: dim", "dt: dtype"],
                                           "defined_at": "mlp_stack.cost:16"}]
+
+
+def _bash_completes(script: str, line: str) -> list[str]:
+    import shutil
+    import subprocess
+    bash = shutil.which("bash")
+    words = line.split(" ")
+    program = (f'source /dev/stdin; COMP_WORDS=({" ".join(words)}); COMP_CWORD={len(words) - 1}; '
+               f'COMP_LINE="{line}"; COMP_POINT=${{#COMP_LINE}}; _shtab_costlang; printf "%s\\n" "${{COMPREPLY[@]}}"')
+    out = subprocess.run([bash, "-c", program], input=script, capture_output=True, text=True, check=True).stdout
+    return sorted(out.split())
+
+
+def test_bash_completes_hardware_and_model_names(capsys):
+    code, script, _ = run(capsys, "completion", "bash")
+    assert code == 0
+    # the presets that start with h1 (and no .cost file here starts so)
+    assert _bash_completes(script, "costlang run --hardware h1") == ["h100_pcie", "h100_sxm"]
+    assert "dgx_h100" in _bash_completes(script, "costlang plot --hardware dgx")   # systems too
+    assert _bash_completes(script, "costlang hardware show a100_8") == ["a100_80gb"]
+    assert _bash_completes(script, "costlang models llama3") == ["llama3_70b", "llama3_8b"]
+
+
+def test_models_shows_one_model_or_names_the_zoo(capsys):
+    code, out, _ = run(capsys, "models", "llama3_8b")
+    assert code == 0 and "llama3_8b  8,030,261,248" in out and "llama3_70b" not in out
+    code, _, err = run(capsys, "models", "llama3_9b")
+    assert code == 2 and "'llama3_9b' is not in the model zoo" in err and "did you mean 'llama3_8b'?" in err
