@@ -32,13 +32,16 @@ def measured(analysis) -> tuple[MeasuredResult, ...]:
         k = analysis.kernel_of(m.node)
         figures = [("measured_time", Value(m.time, SECOND)),
                    ("effective_bandwidth", Value(k.bytes / m.time, BYTE_PER_S)),
+                   # of the algorithmic bytes, unless the traffic is stated (below): for a memory-bound
+                   # kernel (an add) the figure that matters
+                   ("fraction_of_peak_bandwidth", Value(k.bytes / m.time / k.bandwidth, DIMENSIONLESS)),
                    ("achieved_flops", Value(k.flops / m.time, FLOP_PER_S)),
                    ("fraction_of_peak_flops", Value(k.flops / m.time / k.peak, DIMENSIONLESS))]
         if m.traffic is not None:
-            figures[1:1] = [("actual_traffic", Value(m.traffic, BYTE)),
+            figures[1:3] = [("actual_traffic", Value(m.traffic, BYTE)),
                             ("achieved_throughput", Value(m.traffic / m.time, BYTE_PER_S)),
                             ("fraction_of_peak_bandwidth", Value(m.traffic / m.time / k.bandwidth,
-                                                                 DIMENSIONLESS))]
+                                                                 DIMENSIONLESS)), figures[1]]
         out.append(MeasuredResult(m.node, k.name, tuple(figures)))
     return tuple(out)
 

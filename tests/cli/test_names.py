@@ -117,3 +117,19 @@ def test_validate_json_and_its_status_when_a_measurement_beats_the_lower_bound(t
     assert json.loads(capsys.readouterr().out)["lower_bound_violations"] == 1
     assert main(["validate", str(bad)]) == 3
     assert "FLAGGED: predicted > measured" in capsys.readouterr().out
+
+
+def test_a_measured_add_shows_its_fraction_of_peak_bandwidth(capsys):
+    # C1 = A1 + B1 over 2^30 fp32: 12,884,901,888 B in 4.1 ms = 3.1427 TB/s, of the H100's
+    # 3.35 TB/s: 12,884,901,888 / (0.0041 · 3.35e12) = 0.93814 → 93.8 %; its FLOPs (2^30 in 4.1 ms,
+    # 0.78 % of 33.5 TFLOP/s) say little about an add
+    from conftest import EXAMPLES
+    from costlang import load
+    import sympy
+    a = load(EXAMPLES / "validation" / "h100_elementwise_add.cost").analyze()
+    figures = dict(next(m for m in a.measurements if m.kernel == "C1").figures)
+    assert a.value(figures["fraction_of_peak_bandwidth"].expr) == sympy.Rational(12_884_901_888) / (
+        sympy.Rational(41, 10_000) * 3_350_000_000_000)
+    assert main(["run", str(EXAMPLES / "validation" / "h100_elementwise_add.cost")]) == 0
+    assert ("C1: measured time 4.1 ms; effective bandwidth 3.143 TB/s; fraction of peak bandwidth 93.8 %"
+            in capsys.readouterr().out)
