@@ -27,6 +27,13 @@ def add_parsers(sub) -> list[argparse.ArgumentParser]:
     for p in (val, cal):
         p.add_argument("files", nargs="+", metavar="FILE", help="the .cost files with `measure` blocks")
         p.add_argument("--hardware", help="analyse every file on this hardware instead of its own")
+        p.add_argument("--profile", metavar="CSV",
+                       help="measured times from a profiler's CSV: an Nsight Systems kernel summary (nsys stats "
+                            "--report cuda_gpu_kern_sum --format csv), an Nsight Compute export (ncu --csv "
+                            "--metrics gpu__time_duration.sum) or a table kernel,time_s")
+        p.add_argument("--match", action="append", default=[], metavar="KERNEL=TEXT",
+                       help="with --profile: the file's KERNEL takes the profiled kernels whose name contains TEXT "
+                            "(repeatable; a kernel named exactly like a profiled one needs none)")
     val.add_argument("--waves", metavar="BMxBN", help="GEMM rows of a corpus CSV (with m, n, k) take the tile- and "
                      "wave-quantized compute time on BM x BN tiles, e.g. 128x128 (off by default)")
     val.add_argument("--plot", metavar="FILE", help="also draw predicted vs measured on log axes (.png, .svg or .pdf)")
@@ -74,6 +81,10 @@ def _groups(args) -> tuple[dict, dict]:
     groups: dict = {}
     levels: dict = {}
     presets = None
+    if getattr(args, "match", None) and not getattr(args, "profile", None):
+        from costlang.cli.common import ArgumentError, argument_span
+        raise ArgumentError("--match maps a kernel to a profiler's kernel names: give the profile with --profile CSV",
+                            argument_span("--match", args.match[0]))
     for path in args.files:
         if path.lower().endswith(".csv"):  # a corpus of measurements (published, or from a profiler)
             from costlang import load_string
@@ -85,15 +96,42 @@ def _groups(args) -> tuple[dict, dict]:
                 key = f"{p.hardware} / {p.kind}" if p.kind == "training_step" else p.hardware
                 groups.setdefault(key, []).append(p)
             continue
-        analysis = load(path).analyze(hardware=args.hardware)
+        model = load(path)
+        if getattr(args, "profile", None):
+            from costlang.queries.profile import measurements
+            model.program.measurements.update(measurements(model.program, _profile(args), _matches(args)))
+        analysis = model.analyze(hardware=args.hardware)
         found = points(analysis, path)
         if found:
             groups.setdefault(analysis.hardware.name, []).extend(found)
             levels[analysis.hardware.name] = analysis.hardware.main_memory.name
     if not groups:
         raise CostNameError("no file has a `measure` block", None,
-                            "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y")
+                            "add e.g. `measure y { time = 1.5 us }` for a kernel that computes y, or give a "
+                            "profiler's times with --profile CSV --match y=KERNEL_NAME")
     return groups, levels
+
+
+def _profile(args):
+    """The --profile file's kernel times, read once per command."""
+    if not hasattr(args, "profile_times"):
+        from pathlib import Path
+        from costlang.frontend.loader import read_text
+        from costlang.queries.profile import read_profile
+        args.profile_times = read_profile(read_text(Path(args.profile), display=args.profile), args.profile)
+    return args.profile_times
+
+
+def _matches(args) -> dict:
+    from costlang.cli.common import ArgumentError, argument_span
+    out = {}
+    for text in args.match:
+        kernel, eq, pattern = text.partition("=")
+        if not eq or not kernel.strip() or not pattern:
+            raise ArgumentError("--match takes KERNEL=TEXT: the file's kernel and text of the profiler's kernel "
+                                "names", argument_span("--match", text), "e.g. --match C1=elementwise_kernel")
+        out[kernel.strip()] = (pattern, argument_span("--match", text))
+    return out
 
 
 def _waves(text):
