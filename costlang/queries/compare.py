@@ -17,7 +17,7 @@ import sympy
 from costlang.units import BYTE, DIMENSIONLESS, FLOP, INTENSITY, SECOND, Unit
 from costlang.analysis.roofline import analyze_roofline
 
-__all__ = ["Change", "FusionComparison", "compare_fusion", "analysis_under", "FIGURES"]
+__all__ = ["Change", "FusionComparison", "compare_fusion", "analysis_under", "FIGURES", "ratio_ends"]
 
 # Program statements answered by `analyze` that may ask for other fusion modes themselves:
 # an analysis under another mode leaves them out, so that `with_fusion` cannot recurse.
@@ -90,3 +90,36 @@ def _change(name: str, label: str, unit: Unit, before, after) -> Change:
     if before not in (0, sympy.oo) and after != sympy.oo:
         ratio = sympy.cancel(after / before)
     return Change(name, label, unit, before, after, ratio)
+
+
+def ratio_ends(analysis, change: Change):
+    """A ratio after / before that still depends on one free symbol x, at its ends: (x, the ratio at
+    x = 1, its limit as x → ∞), each exact; None when the ratio is a number, depends on several
+    symbols, or sympy cannot take the limit within the time budget."""
+    from costlang.budget import time_budget
+    from costlang.errors import BudgetError
+    if change.ratio is None:
+        return None
+    r = analysis.value(change.ratio)
+    free = sorted(r.free_symbols, key=str)
+    if len(free) != 1:
+        return None
+    x = free[0]
+    try:
+        with time_budget(None, "the ends of a fusion ratio", None):
+            return x, sympy.simplify(r.subs(x, 1)), sympy.limit(_for_large(r, x), x, sympy.oo)
+    except (BudgetError, NotImplementedError, ValueError, TypeError):
+        return None
+
+
+def _for_large(e, x):
+    """`e` with each max()/min() replaced by the argument that wins as x → ∞ (sympy's limit cannot
+    take max() of expressions in x)."""
+    def pick(m):
+        best = m.args[0]
+        for t in m.args[1:]:
+            d = sympy.limit(t - best, x, sympy.oo)
+            if d != 0 and bool(d > 0) == isinstance(m, sympy.Max):
+                best = t
+        return best
+    return e.replace(lambda s: isinstance(s, (sympy.Max, sympy.Min)), pick)

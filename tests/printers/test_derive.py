@@ -184,3 +184,23 @@ def test_fusion_comparison_section(capsys):
     assert "- launches: $3 \\to 1 \\quad (\\times\\, \\frac{1}{3})$" in text
     # the golden file of exercise 4 carries the same section, in Korean too
     assert "## 융합: none → elementwise" in (EX / "roofline/exercises/_generated/ex4_fusion.ko.md").read_text(encoding="utf-8")
+
+
+def test_compare_fusion_with_a_free_size_gives_the_ratio_at_its_ends():
+    # the lecture MLP on chapter_gpu (1000 TFLOP/s, 2 TB/s), in units of 1/244,140,625 s:
+    # unfused T_kernel = 16·B + 2·max(32.768·B, 5·B + 16,384) + 4 (bias and GELU move 8·B·f + 2·f bytes),
+    # fused = 8·B + 2·max(...) + 4 (one kernel moves 4·B·f + 2·f). At B = 1: 32,790 / 32,798 =
+    # 16395/16399 ≈ 0.99976; as B → ∞: (8 + 65.536) / (16 + 65.536) = 9192/10192 = 1149/1274
+    import sympy
+    from costlang.queries.compare import compare_fusion, ratio_ends
+    a = costlang.load(EX / "lecture" / "mlp_decode.cost").analyze()
+    t = next(ch for ch in compare_fusion(a).changes if ch.figure == "t_kernel")
+    x, first, last = ratio_ends(a, t)
+    assert (str(x), first, last) == ("B", sympy.Rational(16395, 16399), sympy.Rational(1149, 1274))
+
+def test_compare_fusion_summary_in_the_cli(capsys):
+    assert main(["derive", str(EX / "lecture" / "mlp_decode.cost"), "--compare-fusion"]) == 0
+    out = capsys.readouterr().out
+    assert ("- T_kernel: after / before $\\times\\, 0.99976\\ldots$ at $B$ = 1, "
+            "$\\times\\, \\frac{1149}{1274}$ as $B$ → ∞") in out
+    assert "\\max" not in out.split("## Fusion")[1]

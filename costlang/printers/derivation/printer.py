@@ -39,6 +39,10 @@ def _math_dtypes(a) -> set[str]:
         nodes[n].math_dtype.name for k in a.kernels for n in k.ops if n in nodes and nodes[n].math_dtype}
 
 
+#: before → after longer than this (LaTeX characters) is summarised by its ratio's ends
+_LONG = 240
+
+
 class Printer:
     """Settings, validated once, and `_print_<ClassName>` dispatch."""
 
@@ -118,6 +122,13 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     def _tex(self, expr) -> tuple[str, bool]:
         p = CostLatexPrinter({"digits": self._settings["digits"]})
         return p.doprint(expr), p.rounded
+
+    def _ratio_tex(self, e) -> str:
+        """An exact ratio, or its first five digits and an ellipsis where the exact form is long
+        (0.99976… must not print as 1)."""
+        from costlang.printers.derivation.mathtex import approx_text
+        tex, rounded = self._tex(e)
+        return rf"{approx_text(float(e), 5)}\ldots" if rounded else tex
 
     def _chain(self, value, unit, percent=False) -> str:
         return " ".join(f"{rel} {tex}" for rel, tex in
@@ -304,12 +315,21 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
     def _print_FusionComparison(self, c, analysis, **_) -> str:
         """Before → after for FLOPs, traffic, I, T_kernel and launches, with the exact ratio."""
         kernels = lambda ks: ", ".join(self.code("+".join(k)) for k in ks)  # noqa: E731
+        from costlang.queries.compare import ratio_ends
         rows = []
         for ch in c.changes:
+            label = self.text(self._p("figure_label").get(ch.figure, ch.label))
             before = self._chain(analysis.value(ch.before), ch.unit).split(" ", 1)[1]
             after = self._chain(analysis.value(ch.after), ch.unit).split(" ", 1)[1]
-            ratio = "" if ch.ratio is None else rf" \quad (\times\, {self._tex(ch.ratio)[0]})"
-            rows.append(self.text(self._p("figure_label").get(ch.figure, ch.label)) + ": " + self.math(rf"{before} \to {after}{ratio}"))
+            ends = ratio_ends(analysis, ch) if len(before) + len(after) > _LONG else None
+            if ends is not None:   # free sizes: the ratio at their ends, not two pages of max()
+                x = self._tex(ends[0])[0]
+                first, last = (self._ratio_tex(e) for e in ends[1:])
+                rows.append(label + ": " + self._say("fusion_ends", at_one=self.math(rf"\times\, {first}"),
+                                                     x=self.math(x), at_inf=self.math(rf"\times\, {last}")))
+                continue
+            ratio = "" if ch.ratio is None else rf" \quad (\times\, {self._tex(analysis.value(ch.ratio))[0]})"
+            rows.append(label + ": " + self.math(rf"{before} \to {after}{ratio}"))
         return "\n\n".join([
             self.heading(self._say("fusion", before=c.baseline, after=c.mode), 2),
             self.paragraph(self._say("fusion_kernels", before=kernels(c.kernels_before),
