@@ -27,7 +27,8 @@ def add_parsers(sub) -> list:
     sw = sub.add_parser("sweep", help="tabulate quantities over one or two dims or params")
     sw.add_argument("file", help="the .cost file to sweep")
     sw.add_argument("--over", action="append", required=True, metavar="NAME=LO..HI[:SPACING]",
-                    help="a range: :pow2, :lin[:N] or :log[:N] (default :lin:11); once or twice")
+                    help="a range: :pow2, :lin[:N] or :log[:N] (default :lin:11); once or twice; NAME "
+                         "alone: 1..10000 on a log scale, the range `plot` draws by default")
     sw.add_argument("--show", action="extend", nargs="+", default=[], metavar="QUERY_OR_EXPR",
                     help="query names of the file or expressions, one or several after one --show "
                          "(repeatable; default: T_kernel and I)")
@@ -98,7 +99,9 @@ def _sweep(args) -> str:
     from costlang.printers.data.whatif import sweep_dict
     from costlang.printers.text.whatif import sweep_table
     base = _analysis(args)
-    axes = [parse_axis(base.program, text) for text in args.over]
+    # `--over B` alone: the range `plot` draws by default, 1..10000 on a log scale
+    texts = [t if "=" in t or not t.strip().isidentifier() else f"{t.strip()}=1..10000:log:21" for t in args.over]
+    axes = [parse_axis(base.program, text) for text in texts]
     _check_grid(axes, args.over)
     result = sweep(base, axes, args.show or ["t_kernel()", "intensity()"])
     if args.csv:

@@ -234,3 +234,17 @@ def test_a_sweep_reports_no_crossing_at_a_size_the_shapes_forbid():
     sw = sweep(a, [parse_axis(a.program, "N=11,499,500,501")], ["intensity(y)"])
     assert [(c.value, c.below, c.above) for c in sw.crossings] == [(500, MEMORY, COMPUTE)]
     assert sw.marks == ((), (), (Mark("y", BALANCED),), (Mark("y", COMPUTE),))
+
+
+def test_over_a_name_alone_sweeps_plots_default_range(capsys):
+    # `sweep --over B` = `--over B=1..10000:log:21`, the range `plot` draws by default: 21 points
+    # from 1 to 10000 geometrically (a dim: each rounded to a whole number, repeats dropped)
+    from pathlib import Path
+    from costlang.cli import main
+    f = str(Path(__file__).resolve().parents[2] / "examples" / "queries" / "decode_crossing.cost")
+    assert main(["sweep", f, "--over", "B", "--csv"]) == 0
+    alone = capsys.readouterr().out
+    assert main(["sweep", f, "--over", "B=1..10000:log:21", "--csv"]) == 0
+    assert alone == capsys.readouterr().out
+    rows = alone.strip().splitlines()[1:]
+    assert rows[0].startswith("1.0,") and rows[-1].startswith("10000.0,") and len(rows) <= 21
