@@ -213,8 +213,9 @@ def summary_lines(a, cut=None) -> list[str]:
                 if n > shown else None)
     else:
         symbols = sorted({s for t in times for s in getattr(t, "free_symbols", ())}, key=str)
-        large = {s: _LARGE for s in symbols}
-        at_large = [_float(t.subs(large)) if symbols else _float(t) for t in times]
+        # in floats: exact powers such as (7/8)^(10^6) in a MoE formula would take seconds of gcd
+        large = {s: sympy.Float(_LARGE, 30) for s in symbols}
+        at_large = [_float(t.xreplace(large)) if symbols else _float(t) for t in times]
         order = sorted(range(n), key=lambda i: -at_large[i])[:shown]
         rows = [[kernel_label(a.kernels[i]), "+".join(a.kernels[i].op_names), human(times[i], SECOND),
                  bound_text(a.kernels[i].bound, a.kernels[i].level)] for i in order]
