@@ -52,8 +52,20 @@ from tools.fuzz import _mutate, default_sources
 __all__ = ["Case", "make_case", "classify", "run_cases", "CLASSES", "FAILURES", "main"]
 
 SUBCOMMANDS = ("run", "check", "derive", "plot", "sweep", "compare", "hardware", "validate", "calibrate",
-               "ops", "completion", "editor", "explore")
-_WEIGHTS = (14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1, 6)
+               "ops", "completion", "editor", "explore", "simulate")
+_WEIGHTS = (14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1, 6, 6)
+#: trace files each case's folder holds for `simulate --trace` (hostile ones too): name → text
+_TRACES = {
+    "t_ok.csv": "arrival,prompt,output\n0,100,3\n0,100,3\n0.5,2000,40\n",
+    "t_neg.csv": "arrival,prompt,output\n-1,100,3\n",
+    "t_nan.csv": "arrival,prompt,output\nnan,100,3\n0,nan,inf\n",
+    "t_missing.csv": "arrival,prompt\n0,100\n",
+    "t_order.csv": "arrival,prompt,output\n2,100,3\n1,100,3\n",
+    "t_huge.csv": "arrival,prompt,output\n0,99999999999999999999,3\n",
+    "t_ok.jsonl": '{"arrival": 0, "prompt": 100, "output": 3}\n{"arrival": 1e-3, "prompt": 7, "output": 1}\n',
+    "t_bad.jsonl": '{"arrival": 0, "prompt": 100}\n[1, 2]\n{"arrival": "x", "prompt": 1, "output": 1}\n',
+    "t_escape.csv": "arrival,prompt,output\n0,\x1b]0;t\x07,3\n",
+}
 _ONLY: list = []   # `--only`: the subcommands drawn (all, by their weights, when empty)
 ANSWER, POSITIONED, USAGE = "answer", "positioned", "usage"
 FAILURES = ("unpositioned", "internal", "memory", "timeout", "escape", "json")
@@ -207,13 +219,47 @@ def _flags(rng: random.Random, sub: str, text: str) -> list[str]:
         if pick() < 0.1:
             out += ["-o", rng.choice(["OUT/best.cost", "FILE", "OTHER"])]
             maybe(0.5, "--force")
+    elif sub == "simulate":
+        def v(valid, hostile):   # mostly valid values, so that cases get past the argument parser
+            return rng.choice(valid) if pick() < 0.9 else rng.choice(hostile)
+        if pick() < 0.6:
+            out += ["--rate", v(["5", "40", "1/3", "1000"], ["0", "-1", "nan", "1e308", "1e-300", "abc"])]
+            maybe(0.8, "--requests", v(["50", "200", "2000"], ["0", "1e9", "x", "20000"]))
+        else:
+            out += ["--trace", rng.choice(sorted(_TRACES) + ["nope.csv", "OUT", "FILE"])]
+        for flag in ("--prompt-len", "--output-len"):
+            maybe(0.3, flag, v(["fixed:100", "uniform:1:500", "lognormal:512:0.5", "fixed:1", "sample:t_ok.csv"],
+                               ["fixed:0", "lognormal:-1:2", "uniform:9:1", "sample:t_nan.csv", "sample:nope.csv",
+                                "zz", "fixed:4000001"]))
+        maybe(0.3, "--max-batch", v(["1", "64", "256"], ["0", "1000000000"]))
+        maybe(0.2, "--token-budget", v(["1", "150", "8192"], ["0", "-5"]))
+        maybe(0.2, "--chunked-prefill")
+        maybe(0.2, "--block-size", v(["1", "16"], ["0", "99999999"]))
+        maybe(0.1, "--kv-memory", v(["1", "1e9"], ["0", "1e400"]))
+        if pick() < 0.15:
+            out += ["--decode-file", rng.choice(["OTHER", "FILE"])]
+            maybe(0.8, "--link-bandwidth", v(["50e9", "1e-300"], ["0", "x"]))
+            maybe(0.3, "--link-latency", v(["1e-5", "0"], ["-1"]))
+        if pick() < 0.1:
+            out += ["--draft", rng.choice(["decode", "draft", "zz"]), "--verify", rng.choice(["decode", "verify"]),
+                    "--alpha", v(["0", "0.6", "1"], ["2", "-0.1"])]
+            maybe(0.3, "--context", v(["1", "1024"], ["0"]))
+        maybe(0.2, "--slo-ttft", v(["1", "1e-300"], ["0"]))
+        maybe(0.1, "--slo-tpot", v(["0.05"], ["nan"]))
+        maybe(0.2, "--power", v(["700", "1e308"], ["0"]))
+        maybe(0.2, "--price", v(["2", "1e308"], ["-1"]))
+        maybe(0.1, "--chips", v(["1", "8"], ["0"]))
+        maybe(0.1, "--seed", v(["0", "7"], ["-1", "99999999999999999999"]))
+        maybe(0.3, "--json")
+        maybe(0.05, "--progress")
+        for _ in range(rng.choice([0, 0, 1])):
+            out += ["--set", _setting(rng, symbols)]
     maybe(0.05, "--time-budget", rng.choice(["0.05", "1e308", "0", "-1", "nan"]))
     maybe(0.02, "--debug")
     return out
 
 
-def _command(rng: random.Random, text: str) -> tuple:
-    sub = rng.choices(SUBCOMMANDS, _WEIGHTS)[0] if not _ONLY else rng.choice(_ONLY)
+def _command(rng: random.Random, text: str, sub: str) -> tuple:
     if sub == "hardware":
         argv = ["hardware"] + rng.choice([[], ["--file", "FILE"], ["show", rng.choice(_HARDWARE)],
                                           ["show", rng.choice(_HARDWARE), "--file", "FILE"], ["show"]])
@@ -231,12 +277,18 @@ def _command(rng: random.Random, text: str) -> tuple:
 def make_case(seed: int, sources: Sequence[tuple[str, str]]) -> Case:
     """Case number `seed`: the same seed gives the same case."""
     rng = random.Random(seed)
-    name, text = sources[rng.randrange(len(sources))]
+    sub = rng.choices(SUBCOMMANDS, _WEIGHTS)[0] if not _ONLY else rng.choice(_ONLY)
+    pool = sources
+    if sub == "simulate":   # mostly files with the prefill and decode instances a simulation needs
+        serving = [s for s in sources if re.search(r"^\s*decode\s*=", s[1], re.MULTILINE)]
+        if serving and rng.random() < 0.8:
+            pool = serving
+    name, text = pool[rng.randrange(len(pool))]
     kinds = []
     for _ in range(rng.randint(0, 4)):  # an unmutated file with random flags is a case too
         kind, text = _mutate(rng, text)
         kinds.append(kind)
-    return Case(seed, name, text, _command(rng, text), tuple(kinds))
+    return Case(seed, name, text, _command(rng, text, sub), tuple(kinds))
 
 
 # --- classifying what happened ---------------------------------------------------------------------
@@ -288,6 +340,8 @@ def _prepare_folder(case: Case, folder: Path) -> list[str]:
     other = others[case.seed % len(others)] if others else "other.cost"
     if not (folder / other).exists():
         (folder / other).write_text(case.text, encoding="utf-8", errors="surrogatepass")
+    for name, trace in _TRACES.items():
+        (folder / name).write_text(trace, encoding="utf-8")
     out = folder / "out"
     out.mkdir()
     (out / "real").mkdir()

@@ -31,7 +31,7 @@ def add_parsers(sub) -> list:
                    help="fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA, or sample:TRACE (drawn from a "
                         "trace file's prompt column) (default fixed:512)")
     p.add_argument("--output-len", default="fixed:128", metavar="SPEC", help="as --prompt-len; sample:TRACE draws from its output column (default fixed:128)")
-    p.add_argument("--seed", type=int, default=0, help="the random seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="the random seed (default 0)")
     p.add_argument("--trace", metavar="FILE", help="a CSV or JSON-lines trace: arrival (s), prompt, output (tokens)")
     p.add_argument("--max-batch", type=_count, default=256, metavar="N", help="sequences per step (default 256)")
     p.add_argument("--token-budget", type=_count, metavar="N", help="tokens per step (default: no limit)")
@@ -101,6 +101,13 @@ def _fraction(text: str) -> Fraction:
     if not 0 <= v <= 1:
         raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, not {text!r}")
     return v
+
+
+def _seed(text: str) -> int:
+    import argparse
+    if not text.isdigit() or len(text) > 18:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0, not {text!r}")
+    return int(text)
 
 
 def _count(text: str) -> int:

@@ -81,8 +81,10 @@ class StepModel:
         if self._p_table is None or len(self._p_table) <= largest:
             n = max(largest + 1, 2 * (0 if self._p_table is None else len(self._p_table)), 1024)
             s = np.arange(n, dtype=float)
-            table = _compiled(self.prefill, [self.S])([s])
+            with np.errstate(all="ignore"):
+                table = np.asarray(_compiled(self.prefill, [self.S])([s]), dtype=float) * np.ones(n)
             table[0] = 0.0
+            _finite(table, "prefill", first=1)
             self._p_table = table
         return self._p_table
 
@@ -93,7 +95,11 @@ class StepModel:
             n = max(largest + 2, self._t_len, 4096)
             self._t_len = max(self._t_len, n)
             t = np.arange(n, dtype=float)
-            row = self._d_rows[batch] = _compiled(self.decode, [self.B, self.T])([np.full(n, float(batch)), t])
+            with np.errstate(all="ignore"):
+                row = np.asarray(_compiled(self.decode, [self.B, self.T])([np.full(n, float(batch)), t]),
+                                 dtype=float) * np.ones(n)
+            _finite(row, "decode", first=1)   # a context of 0 tokens never decodes
+            self._d_rows[batch] = row
         return row
 
     def decode_times(self, batch: int, context_sum: int, steps: int) -> np.ndarray:
@@ -109,6 +115,16 @@ class StepModel:
 
     def decode_time(self, batch: int, context_sum: int) -> float:
         return float(self.decode_times(batch, context_sum, 1)[0])
+
+
+def _finite(times: np.ndarray, step: str, first: int = 0) -> None:
+    """Step times the simulation can add (from index `first` on): finite and not negative."""
+    bad = ~np.isfinite(times) | (times < 0)
+    bad[:first] = False
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ServingError(f"the {step} step's time is not a finite number of seconds at {i} tokens "
+                           f"({times[i]}): the file's sizes or hardware give no time a simulation can count")
 
 
 def _exact(x) -> sympy.Expr:
@@ -287,6 +303,10 @@ def read_trace(text: str, name: str) -> Workload:
                            f"(s), prompt and output (tokens) ({type(e).__name__})") from None
     if not rows:
         raise ServingError(f"{name}: the trace has no requests")
+    for n, (_, prompt, output) in enumerate(rows, 1):
+        if not (1 <= prompt <= MAX_TOKENS and 1 <= output <= MAX_TOKENS):
+            raise ServingError(f"{name}: row {n} asks for {prompt} prompt and {output} output tokens: each must be "
+                               f"from 1 to {MAX_TOKENS:,}")
     if len(rows) > MAX_REQUESTS:
         raise ServingError(f"{name}: at most {MAX_REQUESTS:,} requests can be simulated, not {len(rows):,}")
     arrivals = np.array([r[0] for r in rows], dtype=float)
@@ -607,7 +627,13 @@ def simulate_disaggregated(prefill_model: StepModel, decode_model: StepModel, wo
             break
         src, dst = i % prefill_replicas, k % decode_replicas
         start = max(ready[i], sender_free[src], receiver_free[dst])
-        sender_free[src] = receiver_free[dst] = done[i] = start + float(link_latency) + workload.prompts[i] * kv * per_byte
+        with np.errstate(all="ignore"):
+            sender_free[src] = receiver_free[dst] = done[i] = \
+                start + float(link_latency) + float(workload.prompts[i]) * kv * per_byte
+        if not np.isfinite(done[i]):
+            raise ServingError(f"a KV transfer of {int(workload.prompts[i]) * kv:,.0f} B over a link of "
+                               f"{float(link_bandwidth):g} B/s takes longer than a float can count: give the link a "
+                               "bandwidth it can have")
         dest[i] = dst
     parts = []
     for d in range(decode_replicas):

@@ -124,3 +124,27 @@ def test_lengths_sampled_from_a_trace(cli):
     assert set(drawn.tolist()) == {100, 300}
     status, _, err = cli(*args, "--prompt-len", "sample:missing.csv")
     assert status == 2 and "missing.csv:1:1: error: cannot read" in err
+
+
+def test_hostile_simulation_inputs_are_positioned_errors(cli):
+    # found by the campaign (tools/campaign.py --only simulate): a trace with a 20-digit prompt
+    # overflowed int64; a link of 1e-300 B/s made an infinite transfer time (here 200 B at 1e-307 B/s); --seed -1 reached numpy
+    huge = "arrival,prompt,output\n0,99999999999999999999,3\n"
+    status, _, err = cli("--trace", "h.csv", files={"h.csv": huge})
+    assert status == 2 and "row 1 asks for 99999999999999999999 prompt and 3 output tokens" in err
+    status, _, err = cli("--trace", "t.csv", "--decode-file", "toy.cost", "--link-bandwidth", "1e-307",
+                         files={"t.csv": "arrival,prompt,output\n0,100,3\n"})
+    assert status == 2 and "takes longer than a float can count" in err and "RuntimeWarning" not in err
+    with pytest.raises(SystemExit) as usage:
+        cli("--rate", "1", "--seed", "-1")
+    assert usage.value.code == 2
+
+
+def test_a_step_time_that_is_not_finite_is_refused(cli):
+    # S = 10^300 tokens in a toy prefill: P(S) = 4·S ns overflows no float, but a decode context of
+    # 10^300 does in the tables; every step time the simulation adds must be finite
+    from costlang.queries import serving as sv
+    import numpy as np
+    with pytest.raises(sv.ServingError, match="not a finite number of seconds"):
+        sv._finite(np.array([0.0, 1.0, np.inf]), "decode", first=1)
+    sv._finite(np.array([np.nan, 1.0]), "decode", first=1)   # a context of 0 tokens is never read
