@@ -158,6 +158,9 @@ def _flags(rng: random.Random, sub: str, text: str) -> list[str]:
         maybe(0.1, "--units", "binary")
         maybe(0.1, "--exact")
         maybe(0.1, "--hardware", rng.choice(_HARDWARE))
+        maybe(0.1, "--train", rng.choice(["optimizer = adamw", "zero = 3", "recompute = full", "recompute = selective",
+                                          "optimizer = sgd; micro_batches = 4", "zz = 1", "micro_batches = 0",
+                                          "optimizer = adamw; zero = 1; recompute = none"]))
     elif sub == "check":
         maybe(0.2, "--hardware", rng.choice(_HARDWARE))
     elif sub == "derive":

@@ -15,9 +15,11 @@ __all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
 
 #: each kind and the options it takes (name → unit, or None for a name such as a dtype):
 #: `gradients = DTYPE` makes the step a training step (data parallel's gradient all-reduce);
-#: `microbatches = m` is the pipeline's micro-batch count (1 when not given)
+#: `microbatches = m` is the pipeline's micro-batch count (1 when not given); `virtual = v` its
+#: virtual stages per chip (interleaved 1F1B, Narayanan et al. 2021; 1 when not given)
 PARALLEL_KINDS = {"tensor": {"algorithm": None}, "data": {"gradients": None, "algorithm": None},
-                  "pipeline": {"microbatches": DIMENSIONLESS}, "expert": {"algorithm": None}}
+                  "pipeline": {"microbatches": DIMENSIONLESS, "virtual": DIMENSIONLESS},
+                  "expert": {"algorithm": None}}
 
 
 def _system(r, span):

@@ -69,6 +69,13 @@ def stage_repeats(program, pipeline, sizes, bindings) -> dict:
             raise SemanticError(f"the {r.count.xreplace(bindings)} layers of '{r.name}' do not divide into "
                                 f"{p.xreplace(bindings)} pipeline stages", pipeline.span,
                                 "pick a stage count that divides the layer count")
+        v = _option(pipeline, "virtual", sympy.Integer(1))
+        chunk = (per_stage / v).xreplace(bindings)
+        if chunk.is_number and not (chunk.is_integer and chunk.is_positive):
+            raise SemanticError(f"the {per_stage.xreplace(bindings)} layers of a stage of '{r.name}' do not divide "
+                                f"into {v.xreplace(bindings)} virtual stages", pipeline.span,
+                                "interleaving needs layers ÷ (stages · virtual) whole: pick a virtual count that "
+                                "divides the layers per stage")
         out[r.name] = dataclasses.replace(r, count=per_stage)
     return out
 
@@ -80,8 +87,11 @@ def _top_level(r) -> bool:
 
 
 def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
-    """After each top-level repeat's output: the stage's `send` to the next stage."""
+    """After each top-level repeat's output: the stage's `send` to the next stage. Interleaved
+    (`virtual = v`), each micro-batch crosses v times as many stage boundaries: v times the bytes
+    and the latency terms."""
     m = _option(pipeline, "microbatches", sympy.Integer(1))
+    v = _option(pipeline, "virtual", sympy.Integer(1))
     if sizes[pipeline.axis].xreplace(program.bindings) == 1:
         return nodes   # one stage: nothing crosses to another
     outputs = {r.name for r in program.repeats.values() if _top_level(r)}
@@ -100,18 +110,22 @@ def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
                                repeat=tuple(r for r in n.repeat if r == "micro_batches"))
         # m micro-batches cross one after another: the same bytes in all, m latency terms
         c = send.comms
-        out[name] = dataclasses.replace(send, comms=dataclasses.replace(c, steps=c.steps * m,
-                                                                        steps_formula=c.steps_formula * m))
+        out[name] = dataclasses.replace(send, comms=dataclasses.replace(
+            c, steps=c.steps * m * v, steps_formula=c.steps_formula * m * v, sent=c.sent * v,
+            sent_formula=c.sent_formula * v))
     return out
 
 
 def pipeline_stretch(program) -> sympy.Expr:
-    """(m + p − 1)/m: the step time over the stage's busy time (1 without a pipeline)."""
+    """(m + (p − 1)/v)/m: the step time over the stage's busy time (1 without a pipeline); with v
+    virtual stages per chip (interleaved 1F1B) the fill and drain take (p − 1)/v micro-batch
+    times, so the bubble over the busy time is (p − 1)/(v·m) (Narayanan et al. 2021, §2.2)."""
     spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
     if spec is None or program.system is None:
         return sympy.Integer(1)
     p, m = program.system.axis(spec.axis).size, _option(spec, "microbatches", sympy.Integer(1))
-    return (m + p - 1) / m
+    v = _option(spec, "virtual", sympy.Integer(1))
+    return (m + (p - 1) / v) / m
 
 
 def once_per_step(program) -> frozenset:
@@ -121,8 +135,8 @@ def once_per_step(program) -> frozenset:
 
 
 def bubble_fraction(program) -> sympy.Expr:
-    """(p − 1)/(m + p − 1), the idle fraction of a pipeline step: 1 − 1/stretch."""
-    return sympy.cancel(1 - 1 / pipeline_stretch(program))   # one fraction, (p − 1)/(m + p − 1)
+    """(p − 1)/(v·m + p − 1), the idle fraction of a pipeline step: 1 − 1/stretch."""
+    return sympy.cancel(1 - 1 / pipeline_stretch(program))   # one fraction, (p − 1)/(v·m + p − 1)
 
 
 # --- expert parallel ----------------------------------------------------------------------------

@@ -413,3 +413,36 @@ def test_one_chip_says_neither():
                     "query p = parameters()\nquery s = parameters_system()\n").analyze()
     # unsharded: both are the program's 16 parameters, and no word is added
     assert [(a.value(q.value.expr), q.per) for q in a.queries] == [(16, None), (16, None)]
+
+
+def test_interleaved_1f1b_bubble_p8_m32_v2(analyze_example):
+    # Narayanan et al. 2021 §2.2.2: bubble over the ideal time (p − 1)/(v·m) = 7/64 interleaved
+    # (v = 2) against (p − 1)/m = 7/32 plain; bubble() is the idle fraction of the step, (p − 1)/(v·m + p − 1):
+    # 7/71 and 7/39. The stage's compute, 4 · 2·8192·16384² FLOP at 989.5 TFLOP/s, is stretched by
+    # 71/64 and 39/32; the interleaved sends carry v = 2 times the bytes, 2 · 8192·16384·2 B
+    a = analyze_example("parallel/interleaved_1f1b.cost")
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["bubble (idle fraction of the step)"] == sympy.Rational(7, 71)
+    assert q["bubble over the ideal time, (p − 1)/(v·m)"] == sympy.Rational(7, 64)
+    compute = sympy.Rational(4 * 2 * 8192 * 16384 ** 2) / sympy.Rational(9895, 10) / 10 ** 12
+    assert q["step, communication overlapped"] == sympy.Rational(71, 64) * compute
+    send = next(k for k in a.kernels if k.comms)
+    assert a.value(send.comms.comms.sent) == 2 * 8192 * 16384 * 2 and a.value(send.comms.comms.steps) == 64
+    # the plain pipeline (v = 1): 7/39 of the step idle, 7/32 over the ideal time, 39/32 of the compute
+    from conftest import EXAMPLES
+    p = load_string((EXAMPLES / "parallel" / "interleaved_1f1b.cost").read_text().replace("dim v = 2", "dim v = 1")).analyze()
+    qp = {x.name: p.value(x.value.expr) for x in p.queries}
+    assert qp["bubble (idle fraction of the step)"] == sympy.Rational(7, 39)
+    assert qp["bubble over the ideal time, (p − 1)/(v·m)"] == sympy.Rational(7, 32)
+    assert qp["step, communication overlapped"] == sympy.Rational(39, 32) * compute
+
+
+def test_virtual_stages_must_divide_the_layers_of_a_stage(tmp_path, capsys):
+    # 32 layers on 8 stages: 4 per stage; v = 3 does not divide 4
+    from costlang.cli import main
+    from conftest import EXAMPLES
+    text = (EXAMPLES / "parallel" / "interleaved_1f1b.cost").read_text().replace("dim v = 2", "dim v = 3")
+    f = tmp_path / "i.cost"
+    f.write_text(text)
+    assert main(["check", str(f)]) == 2
+    assert "the 4 layers of a stage of 'h' do not divide into 3 virtual stages" in capsys.readouterr().err

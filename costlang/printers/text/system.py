@@ -59,7 +59,7 @@ def system_lines(a) -> list[str]:
     lines += _parallel_lines(a)
     lines += ["", "many-chip totals (one chip's time; the system runs its chips in parallel)"]
     stretch = pipeline_stretch(a.program)
-    times, close = ("", "") if stretch == 1 else ("(m + p − 1)/m × (", ")")
+    times, close = ("", "") if stretch == 1 else (f"{_stretch_words(a.program)} × (", ")")
     if collectives:
         sent = sum((k.comms.comms.sent for k in collectives), 0)
         lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
@@ -76,6 +76,13 @@ def system_lines(a) -> list[str]:
     return lines
 
 
+def _stretch_words(program) -> str:
+    """The pipeline's stretch as a formula: (m + p − 1)/m, or (m + (p − 1)/v)/m interleaved."""
+    spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
+    virtual = dict(spec.options).get("virtual", 1) if spec is not None else 1
+    return "(m + p − 1)/m" if virtual == 1 else "(m + (p − 1)/v)/m"
+
+
 def _bounds_with_once(a, stretch) -> list[str]:
     """The bounds when some kernels run once per step after the pipeline drains: the pipelined
     part is stretched by (m + p − 1)/m, the once-per-step part is not."""
@@ -86,10 +93,10 @@ def _bounds_with_once(a, stretch) -> list[str]:
                       f"ΣT_comms {s(x[3])}")
     return [
         f"  pipelined kernels: {four(parts.stage)}; run once per step, after the pipeline drains: {four(parts.once)}",
-        f"  lower bound (communication fully overlapped): max((m + p − 1)/m × (pipelined launches + max(ΣT_compute, "
+        f"  lower bound (communication fully overlapped): max({_stretch_words(a.program)} × (pipelined launches + max(ΣT_compute, "
         f"ΣT_memory, ΣT_comms)), launches + max(ΣT_compute, ΣT_memory, ΣT_comms) of the whole step) = "
         f"max({k} × {s(parts.stage_lower)}, {s(parts.whole_lower)}) = {s(t.t_overlap)}",
-        f"  upper bound (nothing overlapped): (m + p − 1)/m × (pipelined launches + ΣT_compute + ΣT_memory + ΣT_comms)"
+        f"  upper bound (nothing overlapped): {_stretch_words(a.program)} × (pipelined launches + ΣT_compute + ΣT_memory + ΣT_comms)"
         f" + (once-per-step launches + ΣT_compute + ΣT_memory + ΣT_comms) = {k} × {s(parts.stage_upper)} + "
         f"{s(parts.once_upper)} = {s(t.t_serial)}"]
 
@@ -117,9 +124,12 @@ def _parallel_lines(a) -> list[str]:
             layers = ", ".join(f"{r.name} {exact_or_approx(v(r.count))} layers" for r in program.repeats.values()
                                if r.name != "micro_batches" and all(o == "micro_batches" for o in r.outer))
             bubble = bubble_fraction(program)
-            text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches, a send of "
-                    f"the activations between stages; bubble (p − 1)/(m + p − 1) = {exact_or_approx(v(bubble))}"
-                    f": the bounds are × (m + p − 1)/m = "
+            virtual = options.get("virtual", 1)
+            chunks = "" if virtual == 1 else f", v = {exact_or_approx(v(virtual))} virtual stages per chip (interleaved)"
+            idle = "(p − 1)/(m + p − 1)" if virtual == 1 else "(p − 1)/(v·m + p − 1)"
+            text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches{chunks}, a send of "
+                    f"the activations between stages; bubble {idle} = {exact_or_approx(v(bubble))}"
+                    f": the bounds are × {_stretch_words(program)} = "
                     f"{exact_or_approx(v(pipeline_stretch(program)))}")
         out.append(f"  parallel {s.kind} over {s.axis} ({size} chips): {text}")
     return ["", "parallelism"] + out if out else []
