@@ -20,7 +20,7 @@ from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
 __all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
-           "once_per_step", "BoundParts", "bound_parts"]
+           "once_per_step", "BoundParts", "bound_parts", "nccl_bandwidths"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,29 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     link = axis.link
     c = node.comms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
+
+
+def nccl_bandwidths(comms: Comms, t_comms: sympy.Expr) -> Optional[tuple[sympy.Expr, sympy.Expr]]:
+    """(algBW, busBW) of a collective as nccl-tests reports them (NVIDIA nccl-tests, doc/PERFORMANCE.md):
+    algBW = S / t with S the operation's size (the buffer per rank; an all-gather's gathered output,
+    p·n), and busBW = algBW × the collective's factor: 2(p − 1)/p for an all-reduce, (p − 1)/p for a
+    reduce-scatter, an all-gather or an all-to-all, 1 for a send. None where the time is 0 (a one-chip
+    group) or the collective is not one of these."""
+    name, p, n = comms.collective, comms.group, comms.message
+    if name.startswith("all_reduce"):
+        size, factor = n, 2 * (p - 1) / p
+    elif name.startswith("all_gather"):
+        size, factor = p * n, (p - 1) / p
+    elif name.startswith(("reduce_scatter", "all_to_all")):
+        size, factor = n, (p - 1) / p
+    elif name.startswith("send"):
+        size, factor = n, sympy.Integer(1)
+    else:
+        return None
+    if t_comms == 0:
+        return None
+    alg = size / t_comms
+    return alg, alg * factor
 
 
 @dataclass(frozen=True)

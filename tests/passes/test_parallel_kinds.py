@@ -446,3 +446,23 @@ def test_virtual_stages_must_divide_the_layers_of_a_stage(tmp_path, capsys):
     f.write_text(text)
     assert main(["check", str(f)]) == 2
     assert "the 4 layers of a stage of 'h' do not divide into 3 virtual stages" in capsys.readouterr().err
+
+
+def test_nccl_bus_bandwidth_beside_each_collective(analyze_example):
+    # nccl-tests (doc/PERFORMANCE.md): algBW = S/t, busBW = algBW · 2(p − 1)/p for an all-reduce. A ring
+    # all-reduce over 8 GPUs at 450 GB/s per direction, α = 0: t = 2·7/8·n / 450e9, so algBW =
+    # 450e9 · 8/14 ≈ 257.1 GB/s and busBW = 450 GB/s, the link itself (what nccl-tests' busBW is built
+    # to show); a send: busBW = algBW = 50 GB/s
+    from costlang.analysis.comms import nccl_bandwidths
+    a = analyze_example("parallel/zoo_llama3_70b_3d.cost")
+    by = {k.name: k for k in a.kernels if k.comms}
+    alg, bus = nccl_bandwidths(by["logits.layer.mlp_all_reduce"].comms.comms, by["logits.layer.mlp_all_reduce"].t_comms)
+    assert a.value(alg) == sympy.Rational(450 * 10**9 * 8, 14) and a.value(bus) == 450 * 10**9
+    alg, bus = nccl_bandwidths(by["logits.layer_send"].comms.comms, by["logits.layer_send"].t_comms)
+    assert a.value(alg) == a.value(bus) == 50 * 10**9
+    # an all-gather's size is its gathered output, p·n: with sent (p − 1)·n per chip, busBW is the link too
+    from costlang.ir.system import Comms
+    gather = Comms("gpu", "all_gather", sympy.Integer(4), sympy.Integer(100), sympy.Integer(300), sympy.Integer(3),
+                   sympy.Integer(0), sympy.Integer(0))
+    alg, bus = nccl_bandwidths(gather, sympy.Rational(300, 10**9))   # 300 B at 1 GB/s
+    assert (alg, bus) == (sympy.Rational(4 * 10**9, 3), 10**9)

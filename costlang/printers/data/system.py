@@ -21,7 +21,8 @@ def system_dict(a, number) -> dict:
                          "sent": number(v(k.comms.comms.sent)), "steps": number(v(k.comms.comms.steps)),
                          "sent_formula": str(k.comms.comms.sent_formula),
                          "steps_formula": str(k.comms.comms.steps_formula),
-                         "t_comms": number(v(k.t_comms))} for k in a.kernels if k.comms],
+                         "t_comms": number(v(k.t_comms)),
+                         **_bandwidths(k, v, number)} for k in a.kernels if k.comms],
         "t_comms": number(v(t.t_comms)),
         "t_overlap": number(v(t.t_overlap)) if t.t_overlap is not None else None,
         "t_serial": number(v(t.t_serial)) if t.t_serial is not None else None,
@@ -38,3 +39,10 @@ def _options_dict(spec, v, number) -> dict:
         name = getattr(value, "id", None) or getattr(value, "name", None)
         out[key] = name if name is not None else number(v(value))
     return out
+
+
+def _bandwidths(k, v, number) -> dict:
+    """algBW and busBW as nccl-tests reports them (analysis.comms.nccl_bandwidths), where defined."""
+    from costlang.analysis.comms import nccl_bandwidths
+    bw = nccl_bandwidths(k.comms.comms, k.t_comms)
+    return {} if bw is None else {"alg_bw": number(v(bw[0])), "bus_bw": number(v(bw[1]))}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy
 
-from costlang.analysis.comms import bound_parts, bubble_fraction, pipeline_stretch
+from costlang.analysis.comms import bound_parts, bubble_fraction, nccl_bandwidths, pipeline_stretch
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
 from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
@@ -51,9 +51,12 @@ def system_lines(a) -> list[str]:
         c = k.comms.comms
         sent = _formula(c.sent_formula, human(v(c.sent), BYTE))
         steps = _formula(c.steps_formula, exact_or_approx(v(c.steps)))
+        bw = nccl_bandwidths(c, k.t_comms)
+        bus = (f" (nccl-tests: algBW {human(v(bw[0]), BYTE_PER_S)}, busBW {human(v(bw[1]), BYTE_PER_S)})"
+               if bw is not None else "")
         lines.append(f"  {k.name}: {c.collective} over {c.axis} (p = {exact_or_approx(v(c.group))}, "
                      f"n = {human(v(c.message), BYTE)}): sent = {sent}; steps = {steps}; "
-                     f"T_comms = {human(v(k.t_comms), SECOND)}; {bound_text(k.bound)}")
+                     f"T_comms = {human(v(k.t_comms), SECOND)}{bus}; {bound_text(k.bound)}")
     t = a.totals
     chips = system.chips
     lines += _parallel_lines(a)
