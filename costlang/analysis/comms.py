@@ -9,6 +9,7 @@ and, with pipeline stages, times (m + p − 1)/m for the bubble (`passes.paralle
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -36,11 +37,17 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     if node.comms is None:
         return None
     system = program.system
-    axis = system.axis(node.comms.axis) if system is not None else None
-    if axis is None:
+    names = node.comms.axis.split("*")   # `gpu*node`: a flat ring over several axes
+    axes = [system.axis(a) for a in names] if system is not None else [None]
+    if any(a is None for a in axes):
         raise SemanticError(f"collective '{node.name}' runs over axis '{node.comms.axis}', which the "
                             f"selected system does not have", node.span)
-    link = axis.link
+    link = axes[0].link
+    if len(axes) > 1:   # every step of the ring crosses the slowest of the links, at the largest α
+        bindings = program.bindings
+        slowest = min((a.link for a in axes), key=lambda l: l.bandwidth.xreplace(bindings))
+        link = dataclasses.replace(slowest, latency=max((a.link.latency for a in axes),
+                                                        key=lambda e: e.xreplace(bindings)))
     c = node.comms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
 

@@ -88,6 +88,9 @@ def collective_call(r, s: ast.Assign, spec: OpSpec, inputs):
     if "over" not in kw:
         raise SemanticError(f"say which mesh axis '{spec.name}' runs over", call.span,
                             f"e.g. `{s.name} = {spec.name}({inputs[0].name}, over = tp)`")
+    axes = _axis_product(kw["over"])
+    if axes is not None and len(axes) > 1:
+        return _over_several_axes(r, s, spec, inputs[0], axes, kw, call)
     if "algorithm" in kw:
         spec = _algorithm(r, spec, kw["algorithm"])
     axis_name = _name_value(kw["over"], "over names a mesh axis, e.g. `over = tp`")
@@ -136,6 +139,90 @@ def _scaled(dim, scale, bindings, span, x):
         raise SemanticError(f"the collective would make a dimension of {x.name} {dim} × {scale} = {bound}, "
                             "not a whole number", span, "the split dimension must divide by the group size")
     return new
+
+
+def _axis_product(value):
+    """`gpu * node` → [gpu, node] (the axis names, innermost first); a single name → [name]; else None."""
+    if isinstance(value, ast.Option):
+        value = value.value
+    if isinstance(value, ast.Name):
+        return [value]
+    if isinstance(value, ast.BinOp) and value.op == "*":
+        left, right = _axis_product(value.left), _axis_product(value.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+#: an all-reduce over two axes, hierarchically (Thakur et al. 2005; NCCL's tree/ring over nodes):
+#: reduce-scatter inside the inner axis, all-reduce of the 1/p_inner shards over the outer axis,
+#: all-gather inside the inner axis; or flat: one ring over all p_inner · p_outer chips, every step
+#: at the slowest link's speed
+ALGORITHMS_OVER_AXES = ("hierarchical", "flat")
+
+
+def _over_several_axes(r, s: ast.Assign, spec: OpSpec, x: Tensor, axes, kw, call):
+    """`all_reduce(x, over = gpu * node [, algorithm = hierarchical | flat])`: the cheaper of the
+    two unless one is named (the hierarchical one where the comparison depends on free sizes).
+    Hierarchical is three collective kernels (inner reduce-scatter, outer all-reduce, inner
+    all-gather, each a kernel with its own communication cost); flat is one all-reduce over a
+    group of p_inner · p_outer chips whose every step crosses the slowest of the axes' links."""
+    system = r.program.system
+    over = kw["over"]
+    if system is None:
+        raise SemanticError("a collective runs over mesh axes of a system, and no system is selected",
+                            over.span, "add `use system dgx_h100` (or a system of your own) before this line")
+    if spec.name != "all_reduce" or len(axes) != 2:
+        raise SemanticError("a collective over several axes is an all-reduce over two of them (`all_reduce(x, over = "
+                            "gpu * node)`, the inner axis first)", over.span,
+                            "for another collective, call it once per axis")
+    meshes = []
+    for a in axes:
+        m = system.axis(a.id)
+        if m is None:
+            raise r.unknown(a, f"axis of system '{system.name}'", [x.name for x in system.axes])
+        meshes.append(m)
+    inner, outer = meshes
+    if inner.name == outer.name:
+        raise SemanticError(f"axis '{inner.name}' is named twice", over.span)
+    choice = None
+    if "algorithm" in kw:
+        algo = _name_value(kw["algorithm"], "algorithm = hierarchical or flat")
+        if algo.id not in ALGORITHMS_OVER_AXES:
+            raise SemanticError(f"an all-reduce over two axes is hierarchical or flat, not '{algo.id}'", algo.span,
+                                did_you_mean(algo.id, ALGORITHMS_OVER_AXES))
+        choice = algo.id
+    ops = r.program.ops
+    bindings = r.program.bindings
+    n = x.bytes
+    pi, po = inner.size, outer.size
+    slow = min((inner.link, outer.link), key=lambda l: (l.bandwidth.xreplace(bindings)))
+    flat_spec = ops["all_reduce"]
+    flat_comms = comms_of(flat_spec, f"{inner.name}*{outer.name}", pi * po, n)
+    t_flat = flat_comms.sent / slow.bandwidth + flat_comms.steps * max(
+        (inner.link.latency, outer.link.latency), key=lambda e: e.xreplace(bindings))
+    parts = [(ops["reduce_scatter"], inner, n), (ops["all_reduce"], outer, n / pi), (ops["all_gather"], inner, n / pi)]
+    t_hier = sympy.Add(*[c.sent / m.link.bandwidth + c.steps * m.link.latency
+                         for c, m in ((comms_of(o, m.name, m.size, size), m) for o, m, size in parts)])
+    if choice is None:
+        diff = (t_flat - t_hier).xreplace(bindings)
+        choice = "flat" if diff.is_negative else "hierarchical"
+    if choice == "flat":
+        node, tensor = build(flat_spec, s.name, x, f"{inner.name}*{outer.name}", pi * po, 0, call.span, bindings,
+                              scope=r.scope_path, repeat=r.repeat_path)
+        return node, tensor
+    # hierarchical: three kernels; the first two added here, the last returned as the call's own
+    axis = _dim_axis(r, kw.get("axis"), x)
+    names = [f"{s.name}_scatter", f"{s.name}_outer"]
+    current = x
+    for (op, mesh, _), name in zip(parts[:2], names):
+        node, tensor = build(op, name, current, mesh.name, mesh.size, axis, call.span, bindings,
+                             scope=r.scope_path, repeat=r.repeat_path)
+        r.define("value", name, call.span)
+        r.program.tensors[tensor.name] = r.stored(tensor)
+        r.program.nodes[node.name] = node
+        current = tensor
+    return build(parts[2][0], s.name, current, inner.name, inner.size, axis, call.span, bindings,
+                 scope=r.scope_path, repeat=r.repeat_path)
 
 
 def _algorithm(r, spec: OpSpec, option: ast.Option) -> OpSpec:

@@ -466,3 +466,54 @@ def test_nccl_bus_bandwidth_beside_each_collective(analyze_example):
                    sympy.Integer(0), sympy.Integer(0))
     alg, bus = nccl_bandwidths(gather, sympy.Rational(300, 10**9))   # 300 B at 1 GB/s
     assert (alg, bus) == (sympy.Rational(4 * 10**9, 3), 10**9)
+
+
+def test_hierarchical_and_flat_all_reduce_over_64_h100s(analyze_example):
+    # 1 GB over 8 nodes × 8 H100s (NVLink 450 GB/s one way; 50 GB/s InfiniBand per GPU), α = 0:
+    # hierarchical = reduce-scatter 7/8·1e9/450e9 + all-reduce of the 125 MB shard 2·7/8·1.25e8/50e9
+    #              + all-gather 7·1.25e8/450e9 = 35/18 ms + 35/8 ms + 35/18 ms = 595/72 ms ≈ 8.264 ms;
+    # flat = one ring over 64 at the slowest link, 2·63/64·1e9/50e9 = 63/1600 s = 39.375 ms
+    a = analyze_example("parallel/allreduce_64_h100.cost")
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["hierarchical all-reduce"] == sympy.Rational(595, 72_000)
+    assert q["flat ring over 64 GPUs"] == sympy.Rational(63, 1600)
+    kinds = {k.name: k.comms.comms.collective for k in a.kernels if k.comms}
+    assert kinds == {"reduced_scatter": "reduce_scatter", "reduced_outer": "all_reduce", "reduced": "all_gather",
+                     "ring": "all_reduce"}
+    ring = next(k for k in a.kernels if k.name == "ring")
+    assert ring.comms.comms.axis == "gpu*node" and ring.comms.comms.group == 64
+
+
+def test_the_cheaper_algorithm_is_the_default_over_two_axes():
+    # gpu = 2, node = 2 with equal links B: flat 2·3/4·n/B = 1.5·n/B against hierarchical
+    # n/(2B) + 2·1/2·(n/2)/B + n/(2B) = 1.5·n/B, a tie, which keeps the hierarchical three kernels.
+    # With the inner link 100× slower (4.5 GB/s): hierarchical n/B_i + n/(2·B_o) against flat 1.5·n/B_i:
+    # hierarchical again. Under the α–β formulas the flat ring never beats the hierarchical one (equal
+    # bytes over equal links, fewer steps); `algorithm = flat` draws it for comparison.
+    base = """system s {{ chip = h100_sxm; axis gpu = 2; axis node = 2
+      link NVLink over gpu {{ one_way = {inner} GB/s }}
+      link InfiniBand over node {{ one_way = {outer} GB/s }} }}
+use system s
+input x: bf16[1000000]
+y = all_reduce(x, over = gpu * node)
+"""
+    def kernels(inner, outer):
+        return sorted(k.name for k in load_string(base.format(inner=inner, outer=outer)).analyze().kernels if k.comms)
+    assert kernels(450, 450) == ["y", "y_outer", "y_scatter"]
+    assert kernels(450, 4.5) == ["y", "y_outer", "y_scatter"]
+    assert kernels(4.5, 450) == ["y", "y_outer", "y_scatter"]
+
+
+def test_several_axes_errors(tmp_path, capsys):
+    from costlang.cli import main
+    head = ("system s2 : dgx_h100 { axis node = 2; link InfiniBand over node { one_way = 50 GB/s } }\n"
+            "use system s2\ninput x: bf16[1024]\n")
+    for line, message in (("y = all_gather(x, over = gpu * gpu)", "a collective over several axes is an all-reduce"),
+                          ("y = all_reduce(x, over = gpu * gpu)", "axis 'gpu' is named twice"),
+                          ("y = all_reduce(x, over = gpu * rack)", "unknown axis of system 's2' 'rack'"),
+                          ("y = all_reduce(x, over = gpu * node, algorithm = ring)", "hierarchical or flat, not 'ring'")):
+        f = tmp_path / "e.cost"
+        f.write_text(head + line + "\n")
+        assert main(["check", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "e.cost:4:" in err, err
