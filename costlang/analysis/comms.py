@@ -21,7 +21,7 @@ from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
 __all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
-           "once_per_step", "BoundParts", "bound_parts", "nccl_bandwidths"]
+           "once_per_step", "BoundParts", "bound_parts", "nccl_bandwidths", "system_flops"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,25 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
                                                         key=lambda e: e.xreplace(bindings)))
     c = node.comms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
+
+
+def system_flops(analysis) -> sympy.Expr:
+    """The FLOPs of the whole system in one step: each chip's, × the chips; with pipeline stages,
+    the kernels outside the staged layer stack (embedding, head) run on one stage of each pipeline
+    (the first or the last), so they count chips / p times, not chips times."""
+    from costlang.passes.parallelism import _top_level
+    program = analysis.program
+    chips = program.system.chips
+    spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
+    if spec is None:
+        return chips * analysis.totals.flops
+    p = program.system.axis(spec.axis).size
+    staged = {r.name for r in program.repeats.values() if _top_level(r)}
+    total = sympy.Integer(0)
+    for k in analysis.kernels:
+        inside = any(r in staged for r in program.nodes[k.ops[0]].repeat)
+        total += k.count * k.flops * (chips if inside else chips / p)
+    return total
 
 
 def nccl_bandwidths(comms: Comms, t_comms: sympy.Expr) -> Optional[tuple[sympy.Expr, sympy.Expr]]:

@@ -517,3 +517,14 @@ def test_several_axes_errors(tmp_path, capsys):
         assert main(["check", str(f)]) == 2
         err = capsys.readouterr().err
         assert message in err and "e.cost:4:" in err, err
+
+
+def test_the_head_counts_once_per_pipeline_in_system_flops(analyze_example):
+    # zoo_llama3_70b_3d: 32 chips, 2 stages. Outside the staged layers run the final RMSNorm
+    # (4 + 1 FLOP per element of [8, 2048, 8192]: 536,870,912 + 134,217,728) and the lm_head
+    # (2·8·2048·8192·16,032 = 4,303,557,230,592 per chip under TP 8): on the last stage only, so
+    # 16 chips, not 32
+    from costlang.analysis.comms import system_flops
+    a = analyze_example("parallel/zoo_llama3_70b_3d.cost")
+    outside = 4_303_557_230_592 + 536_870_912 + 134_217_728
+    assert a.value(system_flops(a)) == 32 * a.value(a.totals.flops) - 16 * outside

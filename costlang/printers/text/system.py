@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy
 
-from costlang.analysis.comms import bound_parts, bubble_fraction, nccl_bandwidths, pipeline_stretch
+from costlang.analysis.comms import bound_parts, bubble_fraction, nccl_bandwidths, pipeline_stretch, system_flops
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
 from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
@@ -74,7 +74,7 @@ def system_lines(a) -> list[str]:
                          f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
             lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + "
                          f"ΣT_comms{close} = {human(v(t.t_serial), SECOND)}")
-    lines.append(f"  system-wide: FLOPs {human(v(chips * t.flops), FLOP)}; "
+    lines.append(f"  system-wide: FLOPs {human(v(system_flops(a)), FLOP)}; "
                  f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
     return lines
 
