@@ -22,7 +22,9 @@ from costlang.frontend import ast
 __all__ = ["resolve_hardware", "check_fraction"]
 
 _MEMORY_UNITS = {"bandwidth": BYTE_PER_S, "capacity": BYTE}
-_HARDWARE_UNITS = {"launch": SECOND, "sms": DIMENSIONLESS, "sector": BYTE, "tdp": DIMENSIONLESS}  # tdp: watts
+# tdp: watts; pj_per_flop and pj_per_byte: picojoules per FLOP and per byte moved from the main memory
+_HARDWARE_UNITS = {"launch": SECOND, "sms": DIMENSIONLESS, "sector": BYTE, "tdp": DIMENSIONLESS,
+                   "pj_per_flop": DIMENSIONLESS, "pj_per_byte": DIMENSIONLESS}
 _PEAK_UNITS = ("matrix", "vector")
 
 
@@ -49,7 +51,7 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
         (vector if p.unit is not None and p.unit.id == "vector" else peaks)[p.dtype.id] = value
     memories = _memories(r, s, {m.name: m for m in hw.memories})
     opts = r.options(s.options, _HARDWARE_UNITS, "hardware")
-    for key in ("sms", "sector", "tdp"):
+    for key in ("sms", "sector", "tdp", "pj_per_flop", "pj_per_byte"):
         if key in opts:
             _positive(opts[key], f"'{key}'", next(o.value.span for o in s.options if o.name == key))
     launch = opts.get("launch", hw.launch)
@@ -71,7 +73,9 @@ def resolve_hardware(r, s: ast.HardwareDef) -> Hardware:
     return dataclasses.replace(hw, peaks=tuple(peaks.items()), memories=tuple(memories.values()),
                                launch=launch, vector_peaks=tuple(vector.items()),
                                sms=opts.get("sms", hw.sms), sector=opts.get("sector", hw.sector),
-                               tdp=opts.get("tdp", hw.tdp), efficiencies=tuple(effs.values()))
+                               tdp=opts.get("tdp", hw.tdp), efficiencies=tuple(effs.values()),
+                               pj_per_flop=opts.get("pj_per_flop", hw.pj_per_flop),
+                               pj_per_byte=opts.get("pj_per_byte", hw.pj_per_byte))
 
 
 def _memories(r, s: ast.HardwareDef, memories: dict) -> dict:

@@ -36,6 +36,7 @@ KERNEL_FUNCTIONS = {
     "saved_bytes": BYTE,   # a training step's saved activations (of a block instance or repeat), × counts
     "t_comms": SECOND, "comms_bytes": BYTE, "comms_latency": SECOND,
     "parameters": DIMENSIONLESS,  # weight elements (caches left out), × repeat counts
+    "energy": DIMENSIONLESS,      # joules: pj_per_flop·FLOPs + pj_per_byte·bytes where stated, else tdp × T_kernel
 }
 #: result functions over a kernel (or tensor) at a memory level: `bytes_at(C, L2)`
 LEVEL_FUNCTIONS = {"bytes_at": BYTE, "t_memory_at": SECOND}

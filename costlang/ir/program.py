@@ -153,6 +153,10 @@ class Hardware:
     efficiencies: tuple[Efficiency, ...] = ()
     base: Optional[str] = None   # the hardware this one extends (`hardware NAME : BASE`)
     tdp: Optional[sympy.Expr] = None  # thermal design power, watts (`tdp = 700`), for energy figures
+    #: energies per FLOP and per byte of main-memory traffic, picojoules (`energy()` uses them where
+    #: both are stated, else tdp × T_kernel)
+    pj_per_flop: Optional[sympy.Expr] = None
+    pj_per_byte: Optional[sympy.Expr] = None
 
     def peak(self, dtype: str, unit: str = "matrix") -> Optional[sympy.Expr]:
         """The raw peak of `dtype` on the matrix or vector units (no efficiency factor). A vector

@@ -190,6 +190,8 @@ class _QueryScope:
                                     f"name the kernel, e.g. `{f}({self.a.kernels[0].name})`" if self.a.kernels
                                     else "this program has no kernels yet: compute a tensor, then name its kernel")
             return Value(getattr(target, f), KERNEL_FUNCTIONS[f])
+        if f == "energy":
+            return Value(self._energy(node), DIMENSIONLESS)
         if f == "comms_bytes":
             return Value(sympy.Add(*[n * k.comms.comms.sent for k, n in self._counted(node) if k.comms]), BYTE)
         if f == "comms_latency":  # the α part of T_comms: steps · α
@@ -225,6 +227,19 @@ class _QueryScope:
         if f in TRAINING_FUNCTIONS:
             return self._training(node)
         return self._program_figure(node)
+
+    def _energy(self, node: Call) -> sympy.Expr:
+        """Joules of a kernel, a block instance or the program (× counts): pj_per_flop·FLOPs +
+        pj_per_byte·bytes where the hardware states both, else its tdp × T_kernel."""
+        hw = self.a.hardware
+        target = self._target(node, allow_none=True)
+        if hw.pj_per_flop is not None and hw.pj_per_byte is not None:
+            return (hw.pj_per_flop * target.flops + hw.pj_per_byte * target.bytes) / 10 ** 12
+        if hw.tdp is None:
+            raise SemanticError(f"energy() needs the power of '{hw.name}': it states no `tdp` (watts), nor "
+                                "`pj_per_flop` and `pj_per_byte`", node.span,
+                                f"give one in a hardware of your own: `hardware mine : {hw.name} {{ tdp = 700 }}`")
+        return hw.tdp * target.t_kernel
 
     def _training(self, node: Call) -> Value:
         """A training step's figure (analysis.training)."""

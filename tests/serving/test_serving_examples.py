@@ -153,3 +153,23 @@ def test_disaggregated_prefill_on_h100_decode_on_h200(llama):
     d, c = run(60)
     assert 1 / float(llama.prefill.subs(llama.S, 1024)) == pytest.approx(48.84, abs=0.01)
     assert np.median(d.combined.ttft) > 1 and np.median(c.ttft) < 0.1
+
+
+def test_energy_of_one_step_from_power_or_from_per_flop_and_per_byte_energies(tmp_path):
+    # relu over 1000 fp16 on a 1 GB/s toy: 4000 B in 4 µs. At tdp = 100 W: 100 · 4e-6 = 1/2500 J.
+    # With pj_per_flop = 2 and pj_per_byte = 50: 2 pJ · 1000 FLOP + 50 pJ · 4000 B = 202,000 pJ
+    f = tmp_path / "e.cost"
+    f.write_text("hardware toy { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 1 GB/s; capacity = 1 MB }; "
+                 "launch = 0 s; tdp = 100 }\nhardware toy_pj : toy { pj_per_flop = 2; pj_per_byte = 50 }\n"
+                 "use hardware toy\ninput x: fp16[1000]\ny = relu(x)\nquery \"e\" = energy(y) in J\n")
+    a = load(f).analyze()
+    assert _queries(a)["e"] == sympy.Rational(1, 2500)
+    b = load(f).analyze(hardware="toy_pj")
+    assert _queries(b)["e"] == sympy.Rational(202_000, 10**12)
+    # a hardware that states neither: a positioned error naming what to state
+    g = tmp_path / "g.cost"
+    g.write_text("hardware bare { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 1 GB/s; capacity = 1 MB } }\n"
+                 "use hardware bare\ninput x: fp16[1000]\ny = relu(x)\nquery \"e\" = energy(y) in J\n")
+    from costlang import CostlangError
+    with pytest.raises(CostlangError, match="states no `tdp`"):
+        load(g).analyze()
