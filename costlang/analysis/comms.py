@@ -37,7 +37,7 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     if node.comms is None:
         return None
     system = program.system
-    names = node.comms.axis.split("*")   # `gpu*node`: a flat ring over several axes
+    names = node.comms.axis.split("·")   # `gpu·node`: a flat ring over several axes
     axes = [system.axis(a) for a in names] if system is not None else [None]
     if any(a is None for a in axes):
         raise SemanticError(f"collective '{node.name}' runs over axis '{node.comms.axis}', which the "
@@ -71,12 +71,12 @@ def system_flops(analysis) -> sympy.Expr:
     return total
 
 
-def nccl_bandwidths(comms: Comms, t_comms: sympy.Expr) -> Optional[tuple[sympy.Expr, sympy.Expr]]:
+def nccl_bandwidths(comms: Comms, t_comms: sympy.Expr, value=lambda e: e) -> Optional[tuple[sympy.Expr, sympy.Expr]]:
     """(algBW, busBW) of a collective as nccl-tests reports them (NVIDIA nccl-tests, doc/PERFORMANCE.md):
     algBW = S / t with S the operation's size (the buffer per rank; an all-gather's gathered output,
     p·n), and busBW = algBW × the collective's factor: 2(p − 1)/p for an all-reduce, (p − 1)/p for a
-    reduce-scatter, an all-gather or an all-to-all, 1 for a send. None where the time is 0 (a one-chip
-    group) or the collective is not one of these."""
+    reduce-scatter, an all-gather or an all-to-all, 1 for a send. None where the time (`value` binds
+    it) is not a positive number (a one-chip group, free sizes) or the collective is not one of these."""
     name, p, n = comms.collective, comms.group, comms.message
     if name.startswith("all_reduce"):
         size, factor = n, 2 * (p - 1) / p
@@ -88,7 +88,8 @@ def nccl_bandwidths(comms: Comms, t_comms: sympy.Expr) -> Optional[tuple[sympy.E
         size, factor = n, sympy.Integer(1)
     else:
         return None
-    if t_comms == 0:
+    bound = value(t_comms)
+    if not (bound.is_number and bound.is_positive):
         return None
     alg = size / t_comms
     return alg, alg * factor

@@ -197,7 +197,7 @@ def _over_several_axes(r, s: ast.Assign, spec: OpSpec, x: Tensor, axes, kw, call
     pi, po = inner.size, outer.size
     slow = min((inner.link, outer.link), key=lambda l: (l.bandwidth.xreplace(bindings)))
     flat_spec = ops["all_reduce"]
-    flat_comms = comms_of(flat_spec, f"{inner.name}*{outer.name}", pi * po, n)
+    flat_comms = comms_of(flat_spec, f"{inner.name}·{outer.name}", pi * po, n)
     t_flat = flat_comms.sent / slow.bandwidth + flat_comms.steps * max(
         (inner.link.latency, outer.link.latency), key=lambda e: e.xreplace(bindings))
     parts = [(ops["reduce_scatter"], inner, n), (ops["all_reduce"], outer, n / pi), (ops["all_gather"], inner, n / pi)]
@@ -207,7 +207,7 @@ def _over_several_axes(r, s: ast.Assign, spec: OpSpec, x: Tensor, axes, kw, call
         diff = (t_flat - t_hier).xreplace(bindings)
         choice = "flat" if diff.is_negative else "hierarchical"
     if choice == "flat":
-        node, tensor = build(flat_spec, s.name, x, f"{inner.name}*{outer.name}", pi * po, 0, call.span, bindings,
+        node, tensor = build(flat_spec, s.name, x, f"{inner.name}·{outer.name}", pi * po, 0, call.span, bindings,
                               scope=r.scope_path, repeat=r.repeat_path)
         return node, tensor
     # hierarchical: three kernels; the first two added here, the last returned as the call's own

@@ -456,9 +456,9 @@ def test_nccl_bus_bandwidth_beside_each_collective(analyze_example):
     from costlang.analysis.comms import nccl_bandwidths
     a = analyze_example("parallel/zoo_llama3_70b_3d.cost")
     by = {k.name: k for k in a.kernels if k.comms}
-    alg, bus = nccl_bandwidths(by["logits.layer.mlp_all_reduce"].comms.comms, by["logits.layer.mlp_all_reduce"].t_comms)
+    alg, bus = nccl_bandwidths(by["logits.layer.mlp_all_reduce"].comms.comms, by["logits.layer.mlp_all_reduce"].t_comms, a.value)
     assert a.value(alg) == sympy.Rational(450 * 10**9 * 8, 14) and a.value(bus) == 450 * 10**9
-    alg, bus = nccl_bandwidths(by["logits.layer_send"].comms.comms, by["logits.layer_send"].t_comms)
+    alg, bus = nccl_bandwidths(by["logits.layer_send"].comms.comms, by["logits.layer_send"].t_comms, a.value)
     assert a.value(alg) == a.value(bus) == 50 * 10**9
     # an all-gather's size is its gathered output, p·n: with sent (p − 1)·n per chip, busBW is the link too
     from costlang.ir.system import Comms
@@ -481,7 +481,7 @@ def test_hierarchical_and_flat_all_reduce_over_64_h100s(analyze_example):
     assert kinds == {"reduced_scatter": "reduce_scatter", "reduced_outer": "all_reduce", "reduced": "all_gather",
                      "ring": "all_reduce"}
     ring = next(k for k in a.kernels if k.name == "ring")
-    assert ring.comms.comms.axis == "gpu*node" and ring.comms.comms.group == 64
+    assert ring.comms.comms.axis == "gpu·node" and ring.comms.comms.group == 64
 
 
 def test_the_cheaper_algorithm_is_the_default_over_two_axes():

@@ -44,5 +44,5 @@ def _options_dict(spec, v, number) -> dict:
 def _bandwidths(k, v, number) -> dict:
     """algBW and busBW as nccl-tests reports them (analysis.comms.nccl_bandwidths), where defined."""
     from costlang.analysis.comms import nccl_bandwidths
-    bw = nccl_bandwidths(k.comms.comms, k.t_comms)
+    bw = nccl_bandwidths(k.comms.comms, k.t_comms, v)
     return {} if bw is None else {"alg_bw": number(v(bw[0])), "bus_bw": number(v(bw[1]))}

@@ -51,7 +51,7 @@ def system_lines(a) -> list[str]:
         c = k.comms.comms
         sent = _formula(c.sent_formula, human(v(c.sent), BYTE))
         steps = _formula(c.steps_formula, exact_or_approx(v(c.steps)))
-        bw = nccl_bandwidths(c, k.t_comms)
+        bw = nccl_bandwidths(c, k.t_comms, v)
         bus = (f" (nccl-tests: algBW {human(v(bw[0]), BYTE_PER_S)}, busBW {human(v(bw[1]), BYTE_PER_S)})"
                if bw is not None else "")
         lines.append(f"  {k.name}: {c.collective} over {c.axis} (p = {exact_or_approx(v(c.group))}, "
