@@ -182,3 +182,14 @@ def test_pool_errors_are_positioned(tmp_path, capsys):
                  "prefill = pre(prompt) { pool = a }\ndecode = dec(tok, ctx = T) { pool = b }\n", encoding="utf-8")
     status, _, err = _run(capsys, "simulate", str(f), "--trace", str(EXAMPLES / "two_requests.csv"))
     assert status == 2 and "state each pool's `network = BANDWIDTH`" in err and "e.cost:3:1" in err
+
+
+def test_derive_says_which_instances_run_on_pools_of_other_hardware(capsys):
+    # the derivation is on the program's hardware (the H100 of the prefill pool); the decode pool's
+    # H200 is named, not silently replaced
+    status, out, _ = _run(capsys, "derive", str(EXAMPLES / "llama3_8b_pools.cost"))
+    assert status == 0
+    assert ("Pools of other hardware: `decode_pool` (`h200`: `decode`). Every kernel below is derived on "
+            "`h100_sxm`, the program's hardware") in out
+    status, out, _ = _run(capsys, "derive", str(EXAMPLES / "llama3_8b_pools.cost"), "--lang", "ko", "--format", "latex")
+    assert status == 0 and "다른 하드웨어의 풀" in out

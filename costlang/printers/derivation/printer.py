@@ -184,7 +184,13 @@ class DerivationPrinter(SolveDerivation, MemoryDerivationMixin, Printer):
                          bw=self.math(r"\mathrm{BW} " + self._chain(hw.bandwidth, BYTE_PER_S)),
                          launch=self.math(r"T_{\mathrm{launch}} " + self._chain(hw.launch, SECOND)))
         conventions = self._say("conventions", level=level, Tk=self.math(r"T_{\mathrm{kernel}}"))
-        return "\n\n".join([self.paragraph(text), self.paragraph(conventions)])
+        parts = [self.paragraph(text), self.paragraph(conventions)]
+        other = [p for p in a.pools if p.hardware != hw.name]
+        if other:   # instances placed on pools of other hardware: said, not silently derived here
+            pools = ", ".join(f"{self.code(p.name)} ({self.code(p.hardware)}: "
+                              + ", ".join(self.code(i) for i, _ in p.instances) + ")" for p in other)
+            parts.append(self.paragraph(self._say("pools_elsewhere", pools=pools, name=self.code(hw.name))))
+        return "\n\n".join(parts)
 
     def _print_KernelResult(self, k, analysis, **_) -> str:
         d = derive.derive_kernel(analysis, k)

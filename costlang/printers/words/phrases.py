@@ -81,6 +81,9 @@ _EN = {
     "fusion": "Fusion: {before} → {after}",
     "fusion_kernels": "Kernels before: {before}. After: {after}.",
     "fusion_ends": "after / before {at_one} at {x} = 1, {at_inf} as {x} → ∞",
+    "pools_elsewhere": ("Pools of other hardware: {pools}. Every kernel below is derived on {name}, the "
+                        "program's hardware; costlang run gives each pool's instances on their own "
+                        "(derive --hardware NAME derives them there)."),
     "solve": "Solve {name}",
     "equation": "Solve {lhs} {rel} {rhs} for {x}:",
     "set_aside": "The file's value {value} is set aside: the solve leaves {x} free.",
@@ -237,6 +240,8 @@ _KO = {
     "fusion": "융합: {before} → {after}",
     "fusion_kernels": "융합 전 커널: {before}. 융합 후: {after}.",
     "fusion_ends": "후 / 전: {x} = 1에서 {at_one}, {x} → ∞에서 {at_inf}",
+    "pools_elsewhere": ("다른 하드웨어의 풀: {pools}. 아래의 모든 커널은 프로그램의 하드웨어 {name}에서 유도한다; "
+                        "각 풀의 인스턴스는 costlang run이 제 하드웨어에서 보여 준다 (derive --hardware NAME으로 그곳에서 유도한다)."),
     "solve": "풀이 {name}",
     "equation": "{lhs} {rel} {rhs:을} {x}에 대해 푼다:",
     "set_aside": "파일의 값 {value:는} 제쳐 두고, {x:를} 자유 변수로 두고 푼다.",
