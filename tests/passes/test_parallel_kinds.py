@@ -528,3 +528,33 @@ def test_the_head_counts_once_per_pipeline_in_system_flops(analyze_example):
     a = analyze_example("parallel/zoo_llama3_70b_3d.cost")
     outside = 4_303_557_230_592 + 536_870_912 + 134_217_728
     assert a.value(system_flops(a)) == 32 * a.value(a.totals.flops) - 16 * outside
+
+
+def test_llama3_70b_turns_comms_bound_as_nodes_are_added(analyze_example):
+    # per chip with n nodes: compute C/n, C = 12,299,857,358,225,408/323,230,224,609,375 s (the zoo
+    # model's FLOPs per chip at 989.5 TFLOP/s); tensor-parallel all-reduces T/n, T = 161 · 7/4 ·
+    # 34,359,738,368 B / 450e9 B/s; the gradient all-reduce G·(n − 1)/n with G = 2 · 17,640,734,720 B /
+    # 50e9 B/s (8,820,367,360 parameters per GPU: 70,553,706,496 over 8, the 161 norm vectors of 8192
+    # whole). t_comms() = t_compute() ⇔ T + G·(n − 1) = C ⇔ n* = 1 + (C − T)/G ≈ 24.44; B = 1024 must
+    # divide over the nodes: 16 is the largest whole n below, 32 the smallest above
+    a = analyze_example("parallel/llama3_70b_nodes.cost")
+    C = sympy.Rational(12_299_857_358_225_408, 323_230_224_609_375)
+    T = sympy.Rational(161 * 7 * 34_359_738_368, 4 * 450 * 10**9)
+    G = sympy.Rational(2 * 17_640_734_720, 50 * 10**9)
+    (solve,) = a.solves
+    assert [a.value(r) for r in solve.roots] == [1 + (C - T) / G]
+    assert float(1 + (C - T) / G) == pytest.approx(24.44, abs=0.005)
+    text = costlang_run("parallel/llama3_70b_nodes.cost")
+    assert "largest whole n that satisfies t_comms() < t_compute(): 16" in text
+    assert "smallest whole n that satisfies t_comms() > t_compute(): 32" in text
+
+
+def costlang_run(rel):
+    import contextlib
+    import io
+    from conftest import EXAMPLES
+    from costlang.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", str(EXAMPLES / rel)]) == 0
+    return out.getvalue()
