@@ -558,3 +558,14 @@ def costlang_run(rel):
     with contextlib.redirect_stdout(out):
         assert main(["run", str(EXAMPLES / rel)]) == 0
     return out.getvalue()
+
+
+def test_the_hgx_factory_preset_prices_a_hierarchical_all_reduce():
+    # hgx_h100_factory_32 (NVIDIA HGX AI Factory RA: 32 nodes × 8 H100, 400 Gb/s per GPU): 1 GB over
+    # 256 GPUs hierarchically = 2 · 7/8 · 1e9/450e9 + 2 · 31/32 · 1.25e8/50e9
+    #                         = 35/9 ms + 4.84375 ms = 3.8889 + 4.8438 ms
+    a = load_string("use system hgx_h100_factory_32\ninput g: bf16[500000000]\n"
+                    "y = all_reduce(g, over = gpu * node)\n").analyze()
+    total = sum((k.t_comms for k in a.kernels if k.comms), sympy.Integer(0))
+    assert a.value(total) == 2 * sympy.Rational(7, 8) * sympy.Rational(10**9, 450 * 10**9) \
+        + 2 * sympy.Rational(31, 32) * sympy.Rational(125 * 10**6, 50 * 10**9)
