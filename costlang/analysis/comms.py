@@ -21,7 +21,7 @@ from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
 
 __all__ = ["KernelComms", "kernel_comms", "program_bounds", "pipeline_stretch", "bubble_fraction",
-           "once_per_step", "BoundParts", "bound_parts", "nccl_bandwidths", "system_flops"]
+           "once_per_step", "BoundParts", "bound_parts", "nccl_bandwidths", "system_flops", "overlap_estimate"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,29 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
                                                         key=lambda e: e.xreplace(bindings)))
     c = node.comms
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
+
+
+def overlap_estimate(analysis) -> Optional[tuple[sympy.Expr, sympy.Expr, tuple]]:
+    """With `overlap = f` stated on parallelisms: (estimate, hidden, ((kind, axis, f), ...)), where
+    hidden = Σ f · T_comms of each collective over that parallelism's axis (× count, × the pipeline's
+    stretch for a pipelined kernel) and estimate = max(lower bound, upper bound − hidden): the serial
+    step with that share of the communication hidden behind compute, never below full overlap.
+    None when no overlap is stated or the program has no bounds."""
+    program, totals = analysis.program, analysis.totals
+    stated = tuple((s.kind, s.axis, dict(s.options)["overlap"]) for s in program.parallels
+                   if "overlap" in dict(s.options))
+    if not stated or totals.t_overlap is None:
+        return None
+    fractions = {axis: f for _, axis, f in stated}
+    stretch, once = pipeline_stretch(program), once_per_step(program)
+    hidden = sympy.Integer(0)
+    for k in analysis.kernels:
+        f = fractions.get(k.comms.comms.axis) if k.comms else None
+        if f is None:
+            continue
+        s = 1 if stretch == 1 or any(op in once for op in k.ops) else stretch
+        hidden += f * s * k.count * k.t_comms
+    return sympy.Max(totals.t_overlap, totals.t_serial - hidden), hidden, stated
 
 
 def system_flops(analysis) -> sympy.Expr:

@@ -17,9 +17,12 @@ __all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
 #: `gradients = DTYPE` makes the step a training step (data parallel's gradient all-reduce);
 #: `microbatches = m` is the pipeline's micro-batch count (1 when not given); `virtual = v` its
 #: virtual stages per chip (interleaved 1F1B, Narayanan et al. 2021; 1 when not given)
-PARALLEL_KINDS = {"tensor": {"algorithm": None}, "data": {"gradients": None, "algorithm": None},
-                  "pipeline": {"microbatches": DIMENSIONLESS, "virtual": DIMENSIONLESS},
-                  "expert": {"algorithm": None}}
+#: `overlap = f` (any kind) is the fraction of the parallelism's communication hidden behind
+#: compute, as the user states it (with its source): `t_estimate()` (analysis.comms)
+PARALLEL_KINDS = {"tensor": {"algorithm": None, "overlap": DIMENSIONLESS},
+                  "data": {"gradients": None, "algorithm": None, "overlap": DIMENSIONLESS},
+                  "pipeline": {"microbatches": DIMENSIONLESS, "virtual": DIMENSIONLESS, "overlap": DIMENSIONLESS},
+                  "expert": {"algorithm": None, "overlap": DIMENSIONLESS}}
 
 
 def _system(r, span):
@@ -73,6 +76,13 @@ def parallel_statement(r, s: ast.Parallel) -> None:
             if not isinstance(o.value, ast.Name):
                 raise SemanticError(f"'{o.name}' takes a name", o.value.span)
             options.append((o.name, r.dtype(o.value.id, o.value.span) if o.name == "gradients" else o.value))
+        elif o.name == "overlap":
+            value = r.expect(o.value, DIMENSIONLESS, "an overlap").expr
+            bound = value.xreplace(r.program.bindings)
+            if bound.is_number and not (bound.is_nonnegative and (bound - 1).is_nonpositive):
+                raise SemanticError(f"an overlap is the fraction of the communication hidden behind compute, from 0 "
+                                    f"to 1, not {bound}", o.value.span, "e.g. `overlap = 0.8`, with its source in a comment")
+            options.append((o.name, value))
         else:
             options.append((o.name, _whole(r, o)))
     if any(p.kind == s.kind.id for p in r.program.parallels):

@@ -47,7 +47,7 @@ PROGRAM_FUNCTIONS = {"launches": DIMENSIONLESS, "footprint": BYTE,
                      # many chips (analysis.comms): the system's chip count, system-wide footprint, bounds
                      "chips": DIMENSIONLESS, "footprint_system": BYTE,
                      # the whole model's parameters, each once however the chips split or replicate it
-                     "parameters_system": DIMENSIONLESS, "t_overlap": SECOND, "t_serial": SECOND,
+                     "parameters_system": DIMENSIONLESS, "t_overlap": SECOND, "t_serial": SECOND, "t_estimate": SECOND,
                      "bubble": DIMENSIONLESS}  # a pipeline's idle fraction (p − 1)/(m + p − 1)
 #: a training step's figures (analysis.training), each with the units of its optional arguments
 TRAINING_FUNCTIONS = {"model_flops": FLOP, "hardware_flops": FLOP, "attention_flops": FLOP,

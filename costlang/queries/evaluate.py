@@ -313,7 +313,7 @@ class _QueryScope:
         if f == "footprint":
             self._no_args(node)
             return Value(a.footprint.bytes, BYTE)
-        if f in ("chips", "footprint_system", "parameters_system", "t_overlap", "t_serial", "bubble"):
+        if f in ("chips", "footprint_system", "parameters_system", "t_overlap", "t_serial", "bubble", "t_estimate"):
             return self._many_chips(node)
         if f == "peak":
             if not node.args or not isinstance(node.args[0], Name):
@@ -361,6 +361,14 @@ class _QueryScope:
         if f == "footprint_system":
             return Value(sympy.expand(chips * a.footprint.bytes), BYTE)
         t = a.totals
+        if f == "t_estimate":
+            from costlang.analysis.comms import overlap_estimate
+            est = overlap_estimate(a)
+            if est is None:
+                raise SemanticError("t_estimate() is the step with the stated overlaps, and no parallelism states "
+                                    "one", node.span, "add e.g. `parallel tensor over gpu { overlap = 0.8 }` "
+                                    "(with its source in a comment)")
+            return Value(est[0], SECOND)
         if f == "t_overlap":
             return Value(t.t_overlap if t.t_overlap is not None
                          else t.t_launch + sympy.Max(t.t_compute, t.t_memory), SECOND)

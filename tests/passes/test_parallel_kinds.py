@@ -569,3 +569,39 @@ def test_the_hgx_factory_preset_prices_a_hierarchical_all_reduce():
     total = sum((k.t_comms for k in a.kernels if k.comms), sympy.Integer(0))
     assert a.value(total) == 2 * sympy.Rational(7, 8) * sympy.Rational(10**9, 450 * 10**9) \
         + 2 * sympy.Rational(31, 32) * sympy.Rational(125 * 10**6, 50 * 10**9)
+
+
+def test_a_stated_overlap_hides_that_share_of_a_parallelisms_communication(tmp_path):
+    # zoo_llama3_70b_3d with `overlap = 1/2` on the tensor parallelism: its 81 all-reduces per chip
+    # (40 layers × 2 on the stage, and the embedding's), each 2·7/8·268,435,456 B at 450 GB/s =
+    # 469,762,048/450e9 s, stretched by the pipeline's 9/8: hidden = 1/2 · 9/8 · 81 · 469,762,048/450e9
+    # ≈ 47.56 ms; t_estimate() = max(lower, upper − hidden)
+    from conftest import EXAMPLES
+    from costlang.analysis.comms import overlap_estimate
+    text = (EXAMPLES / "parallel" / "zoo_llama3_70b_3d.cost").read_text()
+    text = text.replace("parallel tensor over gpu\n", "parallel tensor over gpu { overlap = 1/2 }\n")
+    text += 'query "estimate" = t_estimate()\n'
+    f = tmp_path / "o.cost"
+    f.write_text(text)
+    from costlang import load
+    a = load(f).analyze()
+    hidden = sympy.Rational(1, 2) * sympy.Rational(9, 8) * 81 * sympy.Rational(469_762_048, 450 * 10**9)
+    est, got_hidden, stated = overlap_estimate(a)
+    assert a.value(got_hidden) == hidden and stated[0][:2] == ("tensor", "gpu")
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["estimate"] == a.value(a.totals.t_serial) - hidden
+    assert a.value(a.totals.t_overlap) < q["estimate"] < a.value(a.totals.t_serial)
+
+
+def test_overlap_bounds_and_t_estimate_without_one(tmp_path, capsys):
+    from costlang.cli import main
+    head = "use system dgx_h100\ndim B = 8\nblock L(x: bf16[b, d]) {\n  weight W: bf16[d, d]\n  return x @ W\n}\n" \
+           "input x: bf16[B, 1024]\nh = repeat(8) L(x)\n"
+    f = tmp_path / "o.cost"
+    f.write_text(head.replace("use system dgx_h100\n", "use system dgx_h100\nparallel tensor over gpu { overlap = 1.5 }\n"))
+    assert main(["check", str(f)]) == 2
+    assert "from 0 to 1, not 3/2" in capsys.readouterr().err
+    f.write_text(head.replace("use system dgx_h100\n", "use system dgx_h100\nparallel tensor over gpu\n")
+                 + 'query "e" = t_estimate()\n')
+    assert main(["run", str(f)]) == 2
+    assert "no parallelism states one" in capsys.readouterr().err

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sympy
 
-from costlang.analysis.comms import bound_parts, bubble_fraction, nccl_bandwidths, pipeline_stretch, system_flops
+from costlang.analysis.comms import (bound_parts, bubble_fraction, nccl_bandwidths, overlap_estimate,
+                                     pipeline_stretch, system_flops)
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
 from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
@@ -74,6 +75,12 @@ def system_lines(a) -> list[str]:
                          f"ΣT_memory, ΣT_comms){close} = {human(v(t.t_overlap), SECOND)}")
             lines.append(f"  upper bound (nothing overlapped): {times}launches + ΣT_compute + ΣT_memory + "
                          f"ΣT_comms{close} = {human(v(t.t_serial), SECOND)}")
+    est = overlap_estimate(a)
+    if est is not None:
+        stated = ", ".join(f"{kind} over {axis} {exact_or_approx(v(f))}" for kind, axis, f in est[2])
+        lines.append(f"  with the stated overlaps ({stated}): max(lower bound, upper bound − Σ overlap × T_comms) = "
+                     f"max({human(v(t.t_overlap), SECOND)}, {human(v(t.t_serial), SECOND)} − "
+                     f"{human(v(est[1]), SECOND)}) = {human(v(est[0]), SECOND)}")
     lines.append(f"  system-wide: FLOPs {human(v(system_flops(a)), FLOP)}; "
                  f"footprint {human(v(chips * a.footprint.bytes), BYTE)} on {exact_or_approx(v(chips))} chips")
     return lines
