@@ -11,25 +11,15 @@ import sympy
 from costlang import load
 from costlang.cli import main
 from costlang.queries import serving as sv
+from test_serving_simulation import TOY
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "serving"
 
 HW = """hardware toy { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 1 GB/s; capacity = 1 MB }; launch = 0 s }
 hardware fast { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 2 GB/s; capacity = 1 MB }; launch = 0 s }
 """
-BODY = """dim B, S, T
-block pre(x: fp16[b, s]) {
-    return relu(x)
-}
-block dec(x: fp16[b, s], ctx: dim) {
-    weight w: fp16[1000]
-    cache kv: fp16[b, ctx]
-    h = relu(w)
-    return relu(kv)
-}
-input prompt: fp16[1, S]
-input tok: fp16[B, 1]
-"""
+# the toy's sizes, blocks and inputs (test_serving_simulation.TOY without its hardware and instances)
+BODY = TOY[TOY.index("dim B, S, T"):TOY.index("prefill = ")]
 
 
 def _run(capsys, *args):
