@@ -17,6 +17,8 @@ reasons, limits, approximations) are in `solve_notes`.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from costlang.budget import running
 
 import itertools
@@ -126,8 +128,13 @@ class RegimeMap:
     span: Span
 
 
-def answer_solves(analysis) -> tuple:
+def answer_solves(analysis, extras: bool = True) -> tuple:
+    """Every solve of the program. `extras=False` (a what-if scenario's column, which shows the
+    roots and their whole-number answers only) leaves out the general form in hardware symbols, the
+    limits, approximations and conditions: each costs another analysis or sympy's limits."""
     setups: dict = {}   # solves for the same X share its analysis (and its general form)
+    if not extras:
+        setups["no extras"] = True
     answers: dict = {}  # a solve stated again (same sides, relation and X) is answered once
     out = []
     for s in analysis.program.solves:
@@ -143,7 +150,8 @@ def solve(analysis, s: Solve, setups: Optional[dict] = None):
     """Answer one solve statement over an analysis (`setups`: X → its setup, filled as they are made)."""
     setups = {} if setups is None else setups
     if s.target.id not in setups:
-        setups[s.target.id] = _setup(analysis, s.target)
+        setups[s.target.id] = dataclasses.replace(_setup(analysis, s.target),
+                                                  extras=not setups.get("no extras", False))
     setup = setups[s.target.id]
     if s.relation == "regimes":   # one budget for the whole map, however many kernels it has
         with time_budget(None, lambda: f"the regimes of {s.name!r} ({_count(setup.an.kernels, 'kernel')})",
@@ -190,6 +198,8 @@ class _Setup:
     general: list = field(default_factory=list, compare=False, repr=False)
     #: whole values of X already checked against the file: value → None (accepted) or the reason
     checked: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the extras (general form, limits, approximations, conditions); off in a scenario's column
+    extras: bool = field(default=True, compare=False)
 
 
 def _setup(analysis, target: Name) -> _Setup:
@@ -282,7 +292,8 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
     numeric = tuple(isinstance(v, sympy.Float) for v in values)
     undecided: list = [] if regimes or not roots and eq.numeric and scanned is None else [Undecided.REGIMES]
     general, legend, g_sides = _best_effort(lambda: _general(analysis, st, x, found, general_sides),
-                                            ((), (), None), s.span, Undecided.GENERAL, undecided)
+                                            ((), (), None), s.span, Undecided.GENERAL, undecided) \
+        if st.extras else ((), (), None)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
         none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) \
             if eq.numeric and not found and scanned is None else None
@@ -290,12 +301,13 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
         _whole(st, values, regimes, sides, analysis.program, scanned), none,
-        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided),
+        _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided)
+        if st.extras else (),
         _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,
-                     Undecided.APPROXIMATIONS, undecided),
+                     Undecided.APPROXIMATIONS, undecided) if st.extras else (),
         _steps(closed, g_sides, x, roots, general, values), st.was_bound, s.span,
         _best_effort(lambda: conditions(roots, x), (), s.span, Undecided.CONDITIONS, undecided)
-        if not eq.numeric else (),
+        if not eq.numeric and st.extras else (),
         _given(roots, none, bindings, x), both[0].unit,
         cases, tuple(undecided), st.an.program.ties, validity, scanned, numeric)
 

@@ -70,7 +70,7 @@ def scenario_analysis(analysis, settings: Sequence[Option]):
     program = apply_settings(_pinned(base, analysis), settings)
     program.compares = []
     scenario = analyze_with_queries(program)
-    scenario.solves = answer_solves(scenario)
+    scenario.solves = answer_solves(scenario, extras=False)   # a column shows roots, not general forms
     return scenario
 
 
