@@ -7,7 +7,8 @@ Input: the `.cost` files under `examples/` and the stdlib (the paths given, if a
 seed; from it come a main file (a source mutated one to four times by `tools.fuzz`'s mutator: tokens
 deleted, duplicated or swapped, numbers made 0, -1, 10^400 or 2^99999, identifiers swapped, lines
 shuffled, repeated or cut, hostile text inserted), the source's sibling files (so its quoted
-imports resolve) and one command line: any of the twelve subcommands with flags drawn at random
+imports resolve) and one command line: any of fourteen subcommands with flags drawn at random, or
+`serve`, one request to the playground's HTTP API (hostile bodies, names and paths),
 (`--set`, `--over`, `--scenario`, `--show`, `--sweep`, `-o`, `--suffix`, `--hardware`, `--lang`,
 `--format`, `--instances`, ...), their values drawn from ordinary and hostile ones.
 
@@ -52,8 +53,14 @@ from tools.fuzz import _mutate, default_sources
 __all__ = ["Case", "make_case", "classify", "run_cases", "CLASSES", "FAILURES", "main"]
 
 SUBCOMMANDS = ("run", "check", "derive", "plot", "sweep", "compare", "hardware", "validate", "calibrate",
-               "ops", "completion", "editor", "explore", "simulate")
-_WEIGHTS = (14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1, 6, 6)
+               "ops", "completion", "editor", "explore", "simulate", "serve")
+_WEIGHTS = (14, 8, 12, 6, 8, 8, 3, 3, 3, 2, 1, 1, 6, 6, 4)
+#: `serve`: one request to the playground's HTTP API (costlang.web.app, through Starlette's test
+#: client, in the case's folder): route and variant, the body made from the case's mutated text
+_SERVE = (("analyze", "en"), ("analyze", "ko"), ("analyze", "lang"), ("analyze", "name"), ("analyze", "huge"),
+          ("analyze", "malformed"), ("analyze", "list"), ("point", "ok"), ("point", "huge_value"),
+          ("point", "bad_value"), ("file", "main"), ("file", "parent"), ("file", "absolute"), ("file", "link"),
+          ("file", "zoo"), ("file", "zoo_escape"), ("files", ""), ("keywords", ""), ("static", "escape"))
 #: trace files each case's folder holds for `simulate --trace` (hostile ones too): name → text
 _TRACES = {
     "t_ok.csv": "arrival,prompt,output\n0,100,3\n0,100,3\n0.5,2000,40\n",
@@ -272,6 +279,9 @@ def _command(rng: random.Random, text: str, sub: str) -> tuple:
         argv = ["completion", rng.choice(["bash", "zsh", "fish"])]
     elif sub == "editor":
         argv = ["editor", "vscode", rng.choice(["OUT/ext", "OUT", "FILE"])]
+    elif sub == "serve":
+        route, variant = rng.choice(_SERVE)
+        argv = ["serve", route, variant, "FILE"]
     else:
         argv = [sub, "FILE"] + _flags(rng, sub, text)
     return tuple(argv)
@@ -352,6 +362,50 @@ def _prepare_folder(case: Case, folder: Path) -> list[str]:
     return [a.replace("FILE", main_name).replace("OTHER", other).replace("OUT", "out") for a in case.argv]
 
 
+def _serve_request(argv: list[str]) -> int:
+    """One request to the playground's API, served from the current folder: 0 when it answers (a
+    2xx, or a 4xx whose body is a JSON error: errors are data there), 1 for a server error. The
+    body goes to stdout, so that the classifier checks it for raw control characters and JSON."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # Starlette's note on which httpx it prefers
+        from starlette.testclient import TestClient
+    from costlang.web.app import make_app
+    _, route, variant, main_name = argv
+    text = Path(main_name).read_text(encoding="utf-8", errors="replace")
+    client = TestClient(make_app("."), raise_server_exceptions=False)
+    if route == "analyze":
+        body = {"text": text, "lang": {"ko": "ko", "lang": "xx"}.get(variant, "en")}
+        if variant == "name":
+            body["name"] = "../../\x1b]0;t\x07/etc/passwd"
+        if variant == "huge":
+            r = client.post("/api/analyze", content=b'{"text": "' + b"x" * 300_000 + b'"}')
+        elif variant == "malformed":
+            r = client.post("/api/analyze", content=b"{not json")
+        elif variant == "list":
+            r = client.post("/api/analyze", json=[text])
+        else:
+            r = client.post("/api/analyze", json=body)
+    elif route == "point":
+        value = {"ok": 64, "huge_value": 1e300, "bad_value": "x"}[variant]
+        r = client.post("/api/point", json={"text": text, "values": {"B": value, "N": value}})
+    elif route == "file":
+        path = {"main": main_name, "parent": "../main_case.cost", "absolute": "/etc/passwd", "link": "out/link/../../" + main_name,
+                "zoo": "zoo/llama3_8b", "zoo_escape": "zoo/../../etc/passwd"}[variant]
+        r = client.get("/api/file", params={"path": path})
+    elif route == "static":
+        r = client.get("/static/../../costlang/web/app.py")
+    else:
+        r = client.get(f"/api/{route}")
+    print(r.text)
+    if r.status_code >= 500:
+        print(f"internal error: HTTP {r.status_code}", file=sys.stderr)
+        return 1
+    if r.status_code >= 400 and route != "static":
+        json.loads(r.text)   # an API error is a JSON body (a static file's is a plain "not found")
+    return 0
+
+
 def _in_child(argv: list[str], memory: int, out_path: str, err_path: str) -> int:
     """The body of a forked child: limits, then `costlang.cli.main` with its streams in files."""
     import resource
@@ -363,7 +417,7 @@ def _in_child(argv: list[str], memory: int, out_path: str, err_path: str) -> int
     try:
         from costlang.cli import main as cli_main
         with redirect_stdout(out), redirect_stderr(err):
-            status = cli_main(argv)
+            status = _serve_request(argv) if argv[0] == "serve" else cli_main(argv)
     except SystemExit as e:  # argparse
         status = e.code if isinstance(e.code, int) else 2
     except MemoryError:
