@@ -46,7 +46,10 @@ def core(e: sympy.Expr) -> sympy.Expr:
             coeff, factors = sympy.factor_list(part)
         except (ValueError, *SYMPY_FAILURES):
             coeff, factors = 1, [(f, 1) for f in sympy.Mul.make_args(sympy.factor_terms(part))]
-        sign *= -1 if coeff < 0 else 1
+        coeff = sympy.sympify(coeff)
+        if coeff.has(sympy.nan):   # a NaN in the expression (a value that overflowed): no core to find
+            return e
+        sign *= -1 if coeff.is_extended_negative else 1
         for f, m in factors:
             if f.is_positive:
                 continue

@@ -33,7 +33,7 @@ import sympy
 
 from costlang.budget import time_budget
 from costlang.errors import Span
-from costlang.analysis.bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, Bound, Condition, Interval, Regime,
+from costlang.analysis.bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, UNDECIDED, Bound, Condition, Interval, Regime,
                      Times, Verdict, bound_at, with_level)
 from costlang.analysis.regimes import conditions, one_symbol, regimes
 
@@ -117,6 +117,8 @@ def _decided(t: Times, span) -> Verdict:
 
 
 def _classify(t: Times, span) -> Verdict:
+    if any(e.has(sympy.nan) for e in t.all()):   # a time that is not a number (an overflowed size): undecided
+        return Verdict(UNDECIDED)
     signs = {e: _sign(e, span) for e in t.all()}
     bound = bound_at(signs, t)
     if bound is not None:

@@ -20,6 +20,8 @@ from costlang.frontend import ast
 __all__ = ["resolve_pool", "place"]
 
 _OPTIONS = {"count": DIMENSIONLESS, "network": BYTE_PER_S, "latency": SECOND}
+#: the most replicas a pool holds (the simulation keeps a scheduler and a cache for each)
+MAX_REPLICAS = 100_000
 
 
 def resolve_pool(r, s: ast.PoolDef) -> Pool:
@@ -46,9 +48,11 @@ def resolve_pool(r, s: ast.PoolDef) -> Pool:
     opts = r.options(tuple(rest), _OPTIONS, "pool")
     count = opts.get("count", sympy.Integer(1))
     bound = count.xreplace(r.program.bindings)
-    if not (bound.is_number and bound.is_integer and bound.is_positive):
+    if not (bound.is_number and bound.is_integer and bound.is_positive) or bound > MAX_REPLICAS:
         span = next(o.value.span for o in rest if o.name == "count")
-        raise SemanticError(f"a pool's count is a whole number of replicas, 1 or more, not {bound}", span)
+        shown = str(bound) if len(str(bound)) <= 20 else f"{float(bound):.3g}"
+        raise SemanticError(f"a pool's count is a whole number of replicas from 1 to {MAX_REPLICAS:,}, not {shown}",
+                            span, "the simulation keeps a scheduler and a cache per replica")
     link = opts.get("network")
     if link is not None and link.xreplace(r.program.bindings).is_zero:
         span = next(o.value.span for o in rest if o.name == "network")

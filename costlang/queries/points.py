@@ -37,10 +37,12 @@ def kernels_at(a, values: dict) -> list:
     if missing:
         raise KeyError(f"no value for {', '.join(missing)}")
     grid = [np.asarray([float(values[str(s)])]) for s in syms]
+
+    def at(e) -> float:   # no free symbol: the expression is a number already
+        return float(evaluator(a.value(e), syms)(grid)[0]) if syms else float(a.value(e))
     out = []
     for k in a.kernels:
-        i, tc, tm, tk, f = (float(evaluator(a.value(e), syms)(grid)[0]) for e in
-                            (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
+        i, tc, tm, tk, f = (at(e) for e in (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
         bound = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
         out.append(KernelPoint(k.name, i, f / tk if tk > 0 else None, bound))
     return out

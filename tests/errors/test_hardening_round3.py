@@ -331,3 +331,27 @@ def test_values_sympy_cannot_place_are_an_input_error(cli):
                            "--set", "H=1e300")
     assert status == 2 and out == ""
     assert err.startswith("t.cost:1:1: error: the values given are too large to compare exactly")
+
+
+def test_a_time_that_is_not_a_number_is_undecided_not_a_crash():
+    # campaign case 4529 (`derive` of a mutated flash-attention file, `--set M=2`): a kernel's time
+    # became NaN and the verdict's comparison raised "Invalid NaN comparison"; it is undecided, and
+    # the query that reads it is a positioned error (not a finite number)
+    import sympy
+    from costlang.analysis.verdict import decide
+    from costlang.analysis.bounds import Bound
+    B = sympy.Symbol("B", positive=True)
+    assert decide(sympy.nan * B, sympy.Integer(1), 0).bound == Bound.UNDECIDED
+    assert decide(sympy.nan, sympy.Integer(1), 0).bound == Bound.UNDECIDED
+
+
+def test_a_pool_of_too_many_replicas_is_refused(tmp_path, capsys):
+    # campaign case 4324: `simulate --set decoders=1e300` asked numpy for 10^300 replicas' queues
+    from costlang.cli import main
+    from conftest import EXAMPLES
+    f = EXAMPLES / "serving" / "toy_pools.cost"
+    status = main(["simulate", str(f), "--trace", str(EXAMPLES / "serving" / "two_requests.csv"),
+                   "--set", "decoders=1e300"])
+    err = capsys.readouterr().err
+    assert status == 2 and "a pool's count is a whole number of replicas from 1 to 100,000" in err
+    assert "toy_pools.cost:15:44:" in err

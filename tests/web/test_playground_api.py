@@ -110,3 +110,14 @@ def test_concurrent_requests_get_their_own_answers(client):
     with ThreadPoolExecutor(8) as pool:
         for n, report in pool.map(ask, range(1000, 9000, 1000)):
             assert f"elements = {n}" in report
+
+
+def test_a_point_of_a_file_without_free_sizes_is_its_kernels(client):
+    # found by the campaign (`serve` case 3196): sliders for names the file does not leave free, on a
+    # file with no free size, compiled an expression over no symbols and indexed an empty grid. A
+    # relu over 1000 fp16 on the lecture GPU (2 TB/s): 1000 FLOP over 4000 B, I = 1/4, memory-bound
+    text = "use hardware chapter_gpu\ninput x: fp16[1000]\noutput y = relu(x)\n"
+    r = client.post("/api/point", json={"text": text, "values": {"B": 64}})
+    assert r.status_code == 200 and r.json()["ok"]
+    (k,) = r.json()["kernels"]
+    assert k["intensity"] == 0.25 and k["bound"] == "memory-bound"
