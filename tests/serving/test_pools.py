@@ -148,7 +148,7 @@ def test_two_prefill_replicas_halve_the_prefill_load():
 def test_pool_errors_are_positioned(tmp_path, capsys):
     cases = {
         "pool a { hardware = dgx_h100 }\n": ("'dgx_h100' is a system; a pool is replicas of one chip", "1:21"),
-        "pool a { hardware = toy; count = 0 }\n": ("a pool's count is a whole number of replicas, 1 or more, not 0", "1:34"),
+        "pool a { hardware = toy; count = 0 }\n": ("a pool's count is a whole number of replicas from 1 to 100,000, not 0", "1:34"),
         "pool a { count = 2 }\n": ("pool 'a' names no hardware", "1:1"),
         "pool a { hardware = toy; bandwidth = 1 GB/s }\n": ("unknown pool option 'bandwidth'", "1:26"),
     }
