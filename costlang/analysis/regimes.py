@@ -46,7 +46,7 @@ def core(e: sympy.Expr) -> sympy.Expr:
             coeff, factors = sympy.factor_list(part)
         except (ValueError, *SYMPY_FAILURES):
             coeff, factors = 1, [(f, 1) for f in sympy.Mul.make_args(sympy.factor_terms(part))]
-        coeff = sympy.sympify(coeff)
+        coeff = sympy.Integer(coeff) if isinstance(coeff, int) else coeff
         if coeff.has(sympy.nan):   # a NaN in the expression (a value that overflowed): no core to find
             return e
         sign *= -1 if coeff.is_extended_negative else 1
