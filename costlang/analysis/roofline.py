@@ -25,6 +25,7 @@ from costlang.analysis.memo import bound_value, remembered, smax, smin, ssum
 from costlang.analysis.shared import bindings_key, decide_bound, structure
 from costlang.analysis.measured import measured
 from costlang.analysis.levels import binding_level, check_kernel_factors, factor, level_times
+from costlang.analysis.bounds import UNDECIDED
 from costlang.analysis.verdict import Verdict, decide, decide_comms, domain_floors, with_level, within
 
 __all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
@@ -186,9 +187,15 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
     return program.hardware[name]
 
 
-def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
+def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
+                     levels: Optional[dict] = None) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
-    solves or comparisons (`analysis.pipeline.analyze` adds them)."""
+    solves or comparisons (`analysis.pipeline.analyze` adds them).
+
+    `levels` (kernel name → the memory level that binds it) makes a figures-only analysis: each
+    kernel's T_memory is that level's and no verdict is decided (every one is undecided). A solve
+    uses it for the program with its hardware made symbolic, whose verdicts nobody reads and
+    whose level order the numeric analysis has already settled."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -196,8 +203,10 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     bindings = program.bindings
     bkey = bindings_key(bindings)
     floors = domain_floors(program)   # verdicts speak only of sizes the shapes allow
-    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors) for k, cost in zip(kernels, costs))
-    totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program))
+    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels)
+                    for k, cost in zip(kernels, costs))
+    totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
+                     decided=levels is None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
@@ -205,17 +214,20 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,
-                   bkey=None, floors: Optional[dict] = None) -> KernelResult:
+                   bkey=None, floors: Optional[dict] = None, chosen: Optional[dict] = None) -> KernelResult:
     peak, t_compute, ce, levels, main, intensity, critical, attainable, fraction = \
         _kernel_figures(program, hw, k, cost)
-    binding = binding_level(levels, main.level, bindings)
+    binding = binding_level(levels, main.level, bindings) if chosen is None else \
+        next((lt for lt in levels if lt.level == chosen.get(k.name)), main)
     t_memory = binding.t_memory
     repeat = program.nodes[k.ops[0]].repeat
     comms = kernel_comms(program, k.ops)
     t_comms = comms.t_comms if comms else sympy.Integer(0)
     times = (t_compute, t_memory, t_comms) if comms else (t_compute, t_memory)
     span = program.nodes[k.ops[0]].span
-    if comms:
+    if chosen is not None:
+        bound = Verdict(UNDECIDED)
+    elif comms:
         bound = decide_comms(t_compute, t_memory, t_comms, hw.launch, bindings, span)
     else:
         bound = decide_bound(t_compute, t_memory, hw.launch, bindings,
@@ -316,7 +328,8 @@ def _ratio(a, b):
     return a / b
 
 
-def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset()) -> Totals:
+def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset(),
+            decided: bool = True) -> Totals:
     """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
     add = lambda attr: ssum((k.count, getattr(k, attr)) for k in kernels)  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
@@ -329,11 +342,12 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms) if k.comms else smax(k.t_compute, k.t_memory))
                 for k in kernels)
     tcomms = add("t_comms")
-    verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span)
+    verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span) \
+        if decided else Verdict(UNDECIDED)
     once_sums = _once_sums(kernels, once, hw) if stretch != 1 else None
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, once_sums) \
         if tcomms != 0 or stretch != 1 else (None, None)
-    level = _total_level(kernels, hw, bindings)
+    level = _total_level(kernels, hw, bindings) if decided else None
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
                   tcomms, lower, upper, once_sums if lower is not None else None)

@@ -40,6 +40,7 @@ from costlang.analysis.regimes import SYMPY_FAILURES
 from costlang.queries.solve_terms import Case, Side, StepKind, Taken, Undecided, sides_of
 from costlang.queries.extrema import Branch, branch_conditions, branch_roots, branches, holds_at, sign_near, ties_at
 from costlang.queries.numeric_roots import Scan, is_solvable, scan
+from costlang.analysis.roofline import analyze_roofline
 from costlang.queries.evaluate import analyze_with_queries, evaluate_in
 from costlang.queries.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
@@ -421,8 +422,9 @@ def _general(analysis, st: _Setup, x, found, general_sides):
         return (), (), None
     if not st.general:
         program, legend = generalize(st.an.program, st.an.hardware)
-        st.general.append((legend, analyze_with_queries(program, fusion=analysis.fusion,
-                                                         hardware=st.an.hardware.name)))
+        chosen = {k.name: k.level or st.an.hardware.main_memory.name for k in st.an.kernels}
+        st.general.append((legend, analyze_roofline(program, fusion=analysis.fusion,
+                                                    hardware=st.an.hardware.name, levels=chosen)))
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
