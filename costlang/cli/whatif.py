@@ -43,18 +43,19 @@ def add_parsers(sub) -> list:
     return [cmp, sw]
 
 
-def _analysis(args):
+def _analysis(args, extras: bool = True):
     from costlang import load
     from costlang.queries.pipeline import analyze
     model = load(args.file)
     program = apply_cli_settings(model, getattr(args, "set", []))
-    return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None))
+    return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None),
+                   extras=extras)
 
 
 def _compare(args) -> str:
     """The `--scenario`s beside the baseline; without any, the file's own `compare` statements (or,
     when it has none, the baseline beside every `scenario` of the file, or the baseline alone)."""
-    base = _analysis(args)
+    base = _analysis(args, extras=not args.scenario)   # a column shows each solve's roots only
     found = (_cli_comparison(base, args.scenario),) if args.scenario else _file_comparisons(base)
     if args.json:
         from costlang.printers.data.whatif import comparison_dict

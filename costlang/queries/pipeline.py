@@ -101,10 +101,12 @@ def _figure(analysis, func: str, instance: str):
     return evaluate_in(analysis, Call(func, (Name(instance, span),), span, span)).expr
 
 
-def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None) -> Analysis:
+def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
+            extras: bool = True) -> Analysis:
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
     under a fusion mode. `hardware` is a name, or a `.cost` file of hardware definitions (what
-    `costlang calibrate -o` writes): its last hardware is analysed on."""
+    `costlang calibrate -o` writes): its last hardware is analysed on. `extras=False`: the solves
+    find their roots only (a comparison's columns show nothing else)."""
     if hardware is not None and hardware.endswith(".cost") and hardware not in program.hardware:
         program, hardware = with_hardware_file(program, hardware)
     with running("analysing the kernels", program.main_span):
@@ -115,7 +117,7 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
         analysis.pools = pool_answers(analysis, _figure)
     if program.solves:  # the solver and the what-ifs are imported only by files that use them
         from costlang.queries.solve import answer_solves
-        analysis.solves = answer_solves(analysis)  # each notes its statement (`budget.running`)
+        analysis.solves = answer_solves(analysis, extras)  # each notes its statement (`budget.running`)
     if program.compares:
         from costlang.queries.whatif import answer_compares
         analysis.comparisons = answer_compares(analysis)

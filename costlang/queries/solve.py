@@ -132,7 +132,8 @@ class RegimeMap:
 def answer_solves(analysis, extras: bool = True) -> tuple:
     """Every solve of the program. `extras=False` (a what-if scenario's column, which shows the
     roots and their whole-number answers only) leaves out the general form in hardware symbols, the
-    limits, approximations and conditions: each costs another analysis or sympy's limits."""
+    limits, approximations, conditions and why a solve has no crossing: each costs another analysis
+    or sympy's limits."""
     setups: dict = {}   # solves for the same X share its analysis (and its general form)
     if not extras:
         setups["no extras"] = True
@@ -297,7 +298,7 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
         if st.extras else ((), (), None)
     with time_budget(None, f"explaining why {s.name!r} has no solution", s.span):
         none = _explain(eq, g_sides, texts, st.kind == "dim", undecided) \
-            if eq.numeric and not found and scanned is None else None
+            if eq.numeric and not found and scanned is None and st.extras else None
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),

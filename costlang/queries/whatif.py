@@ -146,7 +146,16 @@ def _ratio(base, value):
     """value / base, exact; None for words or a base that may be zero."""
     if not (isinstance(base, sympy.Basic) and isinstance(value, sympy.Basic)) or base.is_zero is not False:
         return None
-    return sympy.simplify(value / base)
+    if value == base:
+        return sympy.Integer(1)
+    ratio = value / base
+    if not ratio.free_symbols:
+        return ratio
+    if ratio.has(sympy.Max, sympy.Min):
+        # sympy's simplify of a quotient of two sums of max() takes seconds a row at model scale
+        # and finds no constant ratio there; the quotient is printed as it stands
+        return ratio
+    return sympy.cancel(ratio)
 
 
 def _row(label, unit, values) -> ComparisonRow:
