@@ -43,13 +43,13 @@ def add_parsers(sub) -> list:
     return [cmp, sw]
 
 
-def _analysis(args, extras: bool = True):
+def _analysis(args, extras: bool = True, answers: bool = True):
     from costlang import load
     from costlang.queries.pipeline import analyze
     model = load(args.file)
     program = apply_cli_settings(model, getattr(args, "set", []))
     return analyze(program, fusion=getattr(args, "fusion", None), hardware=getattr(args, "hardware", None),
-                   extras=extras)
+                   extras=extras, answers=answers)
 
 
 def _compare(args) -> str:
@@ -99,7 +99,7 @@ def _sweep(args) -> str:
     from costlang.printers.data.csv import sweep_csv
     from costlang.printers.data.whatif import sweep_dict
     from costlang.printers.text.whatif import sweep_table
-    base = _analysis(args)
+    base = _analysis(args, answers=False)   # a sweep evaluates queries, never the file's solves
     # `--over B` alone: the range `plot` draws by default, 1..10000 on a log scale
     texts = [t if "=" in t or not t.strip().isidentifier() else f"{t.strip()}=1..10000:log:21" for t in args.over]
     axes = [parse_axis(base.program, text) for text in texts]

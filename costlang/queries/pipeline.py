@@ -102,11 +102,12 @@ def _figure(analysis, func: str, instance: str):
 
 
 def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
-            extras: bool = True) -> Analysis:
+            extras: bool = True, answers: bool = True) -> Analysis:
     """Costs, roofline figures, measurements, query answers, solves and comparisons for a program
     under a fusion mode. `hardware` is a name, or a `.cost` file of hardware definitions (what
     `costlang calibrate -o` writes): its last hardware is analysed on. `extras=False`: the solves
-    find their roots only (a comparison's columns show nothing else)."""
+    find their roots only (a comparison's columns show nothing else); `answers=False`: no solve or
+    comparison is answered (a sweep or a plot evaluates the queries only)."""
     if hardware is not None and hardware.endswith(".cost") and hardware not in program.hardware:
         program, hardware = with_hardware_file(program, hardware)
     with running("analysing the kernels", program.main_span):
@@ -115,10 +116,10 @@ def analyze(program: Program, fusion: Optional[str] = None, hardware: Optional[s
     if program.pools:
         from costlang.queries.pools import pool_answers
         analysis.pools = pool_answers(analysis, _figure)
-    if program.solves:  # the solver and the what-ifs are imported only by files that use them
+    if program.solves and answers:  # the solver and the what-ifs are imported only by files that use them
         from costlang.queries.solve import answer_solves
         analysis.solves = answer_solves(analysis, extras)  # each notes its statement (`budget.running`)
-    if program.compares:
+    if program.compares and answers:
         from costlang.queries.whatif import answer_compares
         analysis.comparisons = answer_compares(analysis)
     return analysis

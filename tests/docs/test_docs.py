@@ -184,6 +184,10 @@ DRIVER = textwrap.dedent(r'''
         costlang.load_string("dim N = 4\ninput a: fp16[N]\ny = relu(a)\n").analyze()
     except Exception:
         pass
+    # a margin of 3: every command runs with a third of the default per-operation budget (a command
+    # that states --time-budget keeps its own)
+    from costlang.budget import DEFAULT_SECONDS, limit as _limit
+    costlang.cli.limit = lambda seconds: _limit(seconds / 3 if seconds == DEFAULT_SECONDS else seconds)
     main = os.path.join(os.path.dirname(costlang.__file__), "__main__.py")
     out_dir = tempfile.mkdtemp()
     results, running = {}, {}

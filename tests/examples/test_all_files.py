@@ -12,6 +12,7 @@ import pytest
 
 from conftest import EXAMPLES, ROOT, example_files, stdlib_files
 from costlang import load
+from costlang.budget import DEFAULT_SECONDS, limit
 from costlang.queries.pipeline import analyze
 from costlang.cli import main
 from costlang.printers.data.json import to_json
@@ -25,7 +26,8 @@ def _strict(constant):
 
 @pytest.mark.parametrize("path", example_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_example_runs(path):
-    analysis = analyze(load(path).program)
+    with limit(DEFAULT_SECONDS / 3):   # a margin of 3 on every budgeted operation of every example
+        analysis = analyze(load(path).program)
     out = report(analysis)
     assert "kernels" in out
     assert json.loads(to_json(analysis), parse_constant=_strict)["kernels"]

@@ -1,0 +1,69 @@
+"""The large-sweep CSV writer (polars, the `fast` extra) writes exactly what the repr writer writes."""
+import math
+
+import numpy as np
+import pytest
+
+from costlang.printers.data import csv as csv_printer
+
+polars = pytest.importorskip("polars", reason="the compiled CSV writer needs polars (pip install 'costlang[fast]')")
+
+
+class _Sweep:
+    """What `sweep_csv` reads of a sweep: its symbols, labels, grid, columns and crossing marks."""
+
+    def __init__(self, grid, columns, marks):
+        self.symbols, self.labels = ["B"], ["t"]
+        self.grid, self.columns, self.marks = grid, columns, marks
+
+
+# the ranges where polars spells a float otherwise than repr (0.00001 for 1e-05, 1.5e-7 for
+# 1.5e-07, NaN for nan), both ends of the positional range (1e-4, 1e16), the subnormals and the
+# infinities: each must come out as repr writes it
+HOSTILE = [1e-05, 9.99e-05, 1e-4, 1.5e-07, 1e-09, 1.2e-10, 5e-324, 1e-320, float("nan"), float("inf"),
+           -float("inf"), -0.0, 0.0, 1e16, 9999999999999998.0, 1e15, 0.1, 1 / 3, 2.5e-300, 1e300, -1e-05]
+
+
+def test_compiled_writer_equals_repr_writer():
+    rng = np.random.default_rng(7)
+    n = csv_printer.COMPILED_FROM   # the smallest sweep that takes the compiled path
+    grid = np.arange(1, n + 1, dtype=float)
+    column = np.exp(rng.uniform(-60, 60, n)) * rng.choice([-1, 1], n)
+    column[: len(HOSTILE)] = HOSTILE
+    marks = [None] * n
+    marks[3] = None
+    sw = _Sweep([grid], [column], marks)
+    compiled = csv_printer.sweep_csv(sw)
+    lines = compiled.splitlines()
+    assert lines[0] == "B,t,crossing" and len(lines) == n + 1
+    # the repr writer, row by row: B, t and an empty crossing cell
+    assert lines[1:] == [f"{b!r},{t!r}," for b, t in zip(grid.tolist(), column.tolist())]
+    assert lines[1 + HOSTILE.index(1e-05)] == "1.0,1e-05," and "nan," in lines[1 + 8]
+    assert math.isnan(float(lines[9].split(",")[1]))
+
+
+def test_one_point_short_of_the_compiled_path_is_written_by_repr(monkeypatch):
+    n = csv_printer.COMPILED_FROM - 1
+    called = []
+    monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: called.append(1))
+    sw = _Sweep([np.arange(1, n + 1, dtype=float)], [np.full(n, 1e-05)], [None] * n)
+    out = csv_printer.sweep_csv(sw).splitlines()
+    assert not called and out[1] == "1.0,1e-05,"
+
+
+def test_a_real_sweep_with_crossings_is_written_alike(monkeypatch, capsys):
+    """65,536 batches of the decode example: the compiled and the repr writers give the same text,
+    the crossing cells included. I = 2·P·B / (P·2 B) = B FLOP/B against the chapter GPU's I* = 500,
+    so B = 500 is balanced and B = 501 the first compute-bound batch."""
+    from conftest import EXAMPLES
+    from costlang.cli import main
+    argv = ["sweep", str(EXAMPLES / "queries" / "llm_decode_batch.cost"), "--over", "B=1..65536:lin:65536",
+            "--show", "t_kernel()", "--csv"]
+    assert main(argv) == 0
+    compiled = capsys.readouterr().out
+    monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: None)
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    assert compiled == plain
+    marked = [line for line in plain.splitlines()[1:] if not line.endswith(",")]
+    assert [m.split(",")[0] for m in marked] == ["500.0", "501.0"]
