@@ -185,7 +185,7 @@ TRAJECTORY_POINTS = 64   # samples along a roofline trajectory with the default 
 def _sweep_plot(plot, program, args, axis):
     from costlang.queries.curve import query_curve
     from costlang.queries.pipeline import analyze
-    a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0])
+    a = analyze(program, fusion=args.fusion, hardware=(args.hardware or [None])[0], answers=False)
     if axis is None:
         lo, hi, name, xs = 1, 10000, None, None
     else:

@@ -124,7 +124,7 @@ def _simulate(args) -> str:
     from costlang.queries import serving as sv
     from costlang.queries.pipeline import analyze
     model = load(args.file)
-    analysis = analyze(apply_cli_settings(model, args.set), hardware=args.hardware)
+    analysis = analyze(apply_cli_settings(model, args.set), hardware=args.hardware, answers=False)
     if args.draft:
         return _speculative(args, analysis)
     program = analysis.program
@@ -163,7 +163,8 @@ def _simulate(args) -> str:
             if args.link_bandwidth is None:
                 raise ArgumentError("a disaggregated deployment needs the link between its pools: "
                                     "--link-bandwidth BYTES_PER_S", argument_span("--decode-file", args.decode_file))
-            second = analyze(apply_cli_settings(load(args.decode_file), args.set), hardware=args.hardware)
+            second = analyze(apply_cli_settings(load(args.decode_file), args.set), hardware=args.hardware,
+                             answers=False)
             decode_steps = sv.step_model(second, args.prefill, args.decode, args.batch_dim, args.prompt_dim,
                                          args.context_dim, args.kv_memory)
             pools = sv.simulate_disaggregated(steps, decode_steps, workload, scheduler, scheduler,
