@@ -9,7 +9,9 @@ it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
 - the unrolled transformer (`benchmarks/transformer.py`), L = 1, 8, 32, 80, sizes bound and free;
 - a 12-scenario `compare` of the 8-layer model against one run of it;
 - a training step of the zoo's Llama-3-70B (80 layers, one `repeat`) against its forward step;
-- a 10⁶-point sweep (1000 × 1000), after start-up, in process;
+- a 10⁶-point sweep (1000 × 1000), after start-up, in process; and written as CSV, whole processes;
+- every zoo example's `costlang run` against the import floor, and 1 and 8 numeric what-ifs
+  (`compare --scenario`) of Llama-3-70B decode against one run of it;
 - an `explore` search, configurations per second, serially and on a local Dask cluster of 2 workers
   (wall-clock seconds: the point of the workers is the wall clock; the cluster's start is left out);
 - `costlang simulate`'s simulation of 100,000 requests on Llama-3-8B (one H100), in process;
@@ -154,6 +156,8 @@ def main(argv=None) -> int:
             _instructions(t, Path(tmp))
         _scenarios(t, Path(tmp), repeat)
         _training(t, Path(tmp), repeat)
+    _csv_sweep(t, repeat)
+    _zoo(t, floor, repeat)
     _sweep(t)
     _explore(t)
     _serving(t)
@@ -263,6 +267,60 @@ def _training(t: Table, tmp: Path, repeat: int) -> None:
     t.add("Llama-3-70B forward step (80 layers), beyond start-up", fwd, "")
     t.add("  its training step (forward + derived backward), × = vs forward", step, "≤ 2× forward",
           step <= 2 * fwd, ratio=step / fwd)
+
+
+#: the zoo examples (files that import a model of the zoo), each run once as `costlang run` runs it
+ZOO_EXAMPLES = ("llm/baseten_llama2_7b_a10.cost", "llm/llama3_70b_h100_decode.cost", "llm/mixtral_decode_experts.cost",
+                "llm/serving_llama3_8b_h100.cost", "serving/llama3_8b_h100.cost", "serving/llama3_8b_pools.cost",
+                "serving/speculative_llama2_7b.cost", "parallel/zoo_llama3_70b_3d.cost",
+                "parallel/zoo_mixtral_expert.cost", "parallel/llama3_70b_nodes.cost", "training/six_nd.cost",
+                "explore/llama3_8b_training.cost", "explore/llama3_70b_serving.cost")
+#: eight numeric what-ifs of the Llama-3-70B decode example: other chips, other context lengths
+WHAT_IFS = ("a: hardware=h200", "b: T=8192", "c: T=2048", "d: hardware=b200", "e: T=16384", "f: T=1024",
+            "g: hardware=a100_80gb", "h: T=512")
+
+
+def _zoo(t: Table, floor: float, repeat: int) -> None:
+    """Interactive at zoo scale: each zoo example's run against the import floor, and what-ifs on
+    Llama-3-70B decode against one run of it."""
+    worst = (0.0, "")
+    for rel in ZOO_EXAMPLES:
+        s = _median(lambda: _cpu_of(_costlang("run", str(EXAMPLES / rel))), repeat)
+        worst = max(worst, (s, rel))
+        t.add(f"costlang run examples/{rel}", s, "≤ 3× floor", s <= 3 * floor)
+    decode = str(EXAMPLES / "llm/llama3_70b_h100_decode.cost")
+    single = _median(lambda: _cpu_of(_costlang("run", decode)), repeat)
+    one = _median(lambda: _cpu_of(_costlang("compare", decode, "--scenario", WHAT_IFS[0])), repeat)
+    eight = _median(lambda: _cpu_of(_costlang("compare", decode, *[a for w in WHAT_IFS for a in ("--scenario", w)])),
+                    repeat)
+    t.add("Llama-3-70B decode, one run (the reference below)", single, "")
+    t.add("  compare --scenario 'hardware=h200' (H100 → H200)", one, "≤ 1.5× one run", one <= 1.5 * single,
+          ratio=one / single)
+    t.add("  compare with 8 scenarios (4 chips, 4 context lengths)", eight, "≤ 2× one run", eight <= 2 * single,
+          ratio=eight / single)
+
+
+def _csv_sweep(t: Table, repeat: int) -> None:
+    """A 10⁶-point sweep written as CSV (the issue's command), against the same sweep of one point:
+    the difference is the evaluation and the writing of 10⁶ rows."""
+    f = str(EXAMPLES / "queries/llm_decode_batch.cost")
+
+    def run(b: str, p: str) -> float:   # the CSV goes to /dev/null: formatted and written all the same
+        return _cpu_of(_costlang("sweep", f, "--over", b, "--over", p, "--show", "tokens/s", "--csv"))
+    big = _median(lambda: run("B=1..1000:lin:1000", "P=1e9..1e11:log:1000"), repeat)
+    small = _median(lambda: run("B=1..1:lin:1", "P=1e9..1e9:lin:1"), repeat)
+    rows = 1000 * 1000
+    t.add("sweep B × P = 10⁶ points to CSV (whole process; polars installed: "
+          f"{'yes' if _has('polars') else 'no'})", big, "")
+    t.add("  beyond the same sweep of 1 point (× = vs 1 s)", big - small, "≤ 1 s", big - small <= 1,
+          ratio=big - small)
+    t.add(f"  = rows written per CPU second ({rows} rows, × = vs 10⁶)", (big - small) / rows * 1e6,
+          "≥ 10⁶ rows/s", rows / (big - small) >= 1e6, ratio=rows / (big - small) / 1e6)
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+    return importlib.util.find_spec(module) is not None
 
 
 def _in_process_cpu(fn) -> float:
