@@ -37,18 +37,26 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
     if node.comms is None:
         return None
     system = program.system
-    names = node.comms.axis.split("·")   # `gpu·node`: a flat ring over several axes
+    together = "+" in node.comms.axis   # `x+y+z`: the links of every axis at once
+    names = node.comms.axis.split("+" if together else "·")   # `gpu·node`: a flat ring over several axes
     axes = [system.axis(a) for a in names] if system is not None else [None]
     if any(a is None for a in axes):
         raise SemanticError(f"collective '{node.name}' runs over axis '{node.comms.axis}', which the "
                             f"selected system does not have", node.span)
     link = axes[0].link
-    if len(axes) > 1:   # every step of the ring crosses the slowest of the links, at the largest α
-        bindings = program.bindings
+    bindings = program.bindings
+    if together:   # the bytes split across the axes in proportion to their links: Σ bandwidths
+        link = dataclasses.replace(link, one_way=sympy.Add(*[a.link.bandwidth for a in axes]),
+                                   links=sympy.Integer(1), stated="one_way",
+                                   latency=max((a.link.latency for a in axes), key=lambda e: e.xreplace(bindings)))
+    elif len(axes) > 1:   # every step of the ring crosses the slowest of the links, at the largest α
         slowest = min((a.link for a in axes), key=lambda l: l.bandwidth.xreplace(bindings))
         link = dataclasses.replace(slowest, latency=max((a.link.latency for a in axes),
                                                         key=lambda e: e.xreplace(bindings)))
     c = node.comms
+    if together and c.group != 1:   # a ring along each axis at once: 2(p_i − 1) steps on each
+        c = dataclasses.replace(c, steps=sympy.Add(*[2 * (a.size - 1) for a in axes]), steps_formula=sympy.Add(
+            *[2 * (sympy.Symbol(f"p_{a.name}", positive=True, integer=True) - 1) for a in axes]))
     return KernelComms(c, link, c.sent / link.bandwidth + c.steps * link.latency)
 
 

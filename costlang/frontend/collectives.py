@@ -153,26 +153,30 @@ def _axis_product(value):
     return None
 
 
-#: an all-reduce over two axes, hierarchically (Thakur et al. 2005; NCCL's tree/ring over nodes):
-#: reduce-scatter inside the inner axis, all-reduce of the 1/p_inner shards over the outer axis,
-#: all-gather inside the inner axis; or flat: one ring over all p_inner · p_outer chips, every step
-#: at the slowest link's speed
-ALGORITHMS_OVER_AXES = ("hierarchical", "flat")
+#: an all-reduce over several axes (innermost first): hierarchically (Thakur et al. 2005; NCCL's
+#: tree/ring over nodes): reduce-scatters inward to outward, an all-reduce of the shards over the
+#: outermost axis, all-gathers back; flat: one ring over all the chips, every step at the slowest
+#: link's speed; simultaneously (the multi-axis all-reduce of a TPU torus, "How to Scale Your
+#: Model", part 3): the data split across the axes, each chip sending on the links of every axis
+#: at once
+ALGORITHMS_OVER_AXES = ("hierarchical", "flat", "simultaneous")
 
 
 def _over_several_axes(r, s: ast.Assign, spec: OpSpec, x: Tensor, axes, kw, call):
-    """`all_reduce(x, over = gpu * node [, algorithm = hierarchical | flat])`: the cheaper of the
-    two unless one is named (the hierarchical one where the comparison depends on free sizes).
-    Hierarchical is three collective kernels (inner reduce-scatter, outer all-reduce, inner
-    all-gather, each a kernel with its own communication cost); flat is one all-reduce over a
-    group of p_inner · p_outer chips whose every step crosses the slowest of the axes' links."""
+    """`all_reduce(x, over = gpu * node [* pod] [, algorithm = hierarchical | flat | simultaneous])`:
+    the cheaper of hierarchical and flat unless one is named (the hierarchical one where the
+    comparison depends on free sizes). Hierarchical over k axes is 2k − 1 collective kernels
+    (reduce-scatters, the outermost all-reduce, all-gathers, each with its own communication cost);
+    flat is one all-reduce over a group of all the chips whose every step crosses the slowest of
+    the axes' links; simultaneous is one all-reduce over all the chips whose bytes share the links
+    of every axis at once (`axis_a+axis_b` in the report)."""
     system = r.program.system
     over = kw["over"]
     if system is None:
         raise SemanticError("a collective runs over mesh axes of a system, and no system is selected",
                             over.span, "add `use system dgx_h100` (or a system of your own) before this line")
-    if spec.name != "all_reduce" or len(axes) != 2:
-        raise SemanticError("a collective over several axes is an all-reduce over two of them (`all_reduce(x, over = "
+    if spec.name != "all_reduce":
+        raise SemanticError("a collective over several axes is an all-reduce (`all_reduce(x, over = "
                             "gpu * node)`, the inner axis first)", over.span,
                             "for another collective, call it once per axis")
     meshes = []
@@ -180,49 +184,74 @@ def _over_several_axes(r, s: ast.Assign, spec: OpSpec, x: Tensor, axes, kw, call
         m = system.axis(a.id)
         if m is None:
             raise r.unknown(a, f"axis of system '{system.name}'", [x.name for x in system.axes])
+        if any(m.name == seen.name for seen in meshes):
+            raise SemanticError(f"axis '{m.name}' is named twice", over.span)
         meshes.append(m)
-    inner, outer = meshes
-    if inner.name == outer.name:
-        raise SemanticError(f"axis '{inner.name}' is named twice", over.span)
     choice = None
     if "algorithm" in kw:
-        algo = _name_value(kw["algorithm"], "algorithm = hierarchical or flat")
+        algo = _name_value(kw["algorithm"], "algorithm = hierarchical, flat or simultaneous")
         if algo.id not in ALGORITHMS_OVER_AXES:
-            raise SemanticError(f"an all-reduce over two axes is hierarchical or flat, not '{algo.id}'", algo.span,
-                                did_you_mean(algo.id, ALGORITHMS_OVER_AXES))
+            raise SemanticError(f"an all-reduce over several axes is hierarchical, flat or simultaneous, "
+                                f"not '{algo.id}'", algo.span, did_you_mean(algo.id, ALGORITHMS_OVER_AXES))
         choice = algo.id
     ops = r.program.ops
     bindings = r.program.bindings
     n = x.bytes
-    pi, po = inner.size, outer.size
-    slow = min((inner.link, outer.link), key=lambda l: (l.bandwidth.xreplace(bindings)))
+    total = sympy.Mul(*[m.size for m in meshes])
     flat_spec = ops["all_reduce"]
-    flat_comms = comms_of(flat_spec, f"{inner.name}·{outer.name}", pi * po, n)
+    if choice == "simultaneous":
+        # one kernel over `x+y+z`; `analysis.comms.kernel_comms` prices it on the axes' links together
+        return build(flat_spec, s.name, x, "+".join(m.name for m in meshes), total, 0, call.span, bindings,
+                     scope=r.scope_path, repeat=r.repeat_path)
+    flat_axis = "·".join(m.name for m in meshes)
+    slow = min((m.link for m in meshes), key=lambda l: (l.bandwidth.xreplace(bindings)))
+    flat_comms = comms_of(flat_spec, flat_axis, total, n)
     t_flat = flat_comms.sent / slow.bandwidth + flat_comms.steps * max(
-        (inner.link.latency, outer.link.latency), key=lambda e: e.xreplace(bindings))
-    parts = [(ops["reduce_scatter"], inner, n), (ops["all_reduce"], outer, n / pi), (ops["all_gather"], inner, n / pi)]
+        (m.link.latency for m in meshes), key=lambda e: e.xreplace(bindings))
+    parts = _hierarchical_parts(ops, meshes, n)
     t_hier = sympy.Add(*[c.sent / m.link.bandwidth + c.steps * m.link.latency
                          for c, m in ((comms_of(o, m.name, m.size, size), m) for o, m, size in parts)])
     if choice is None:
         diff = (t_flat - t_hier).xreplace(bindings)
         choice = "flat" if diff.is_negative else "hierarchical"
     if choice == "flat":
-        node, tensor = build(flat_spec, s.name, x, f"{inner.name}·{outer.name}", pi * po, 0, call.span, bindings,
-                              scope=r.scope_path, repeat=r.repeat_path)
-        return node, tensor
-    # hierarchical: three kernels; the first two added here, the last returned as the call's own
+        return build(flat_spec, s.name, x, flat_axis, total, 0, call.span, bindings,
+                     scope=r.scope_path, repeat=r.repeat_path)
+    # hierarchical: 2k − 1 kernels; all but the last added here, the last returned as the call's own
     axis = _dim_axis(r, kw.get("axis"), x)
-    names = [f"{s.name}_scatter", f"{s.name}_outer"]
+    names = _hierarchical_names(s.name, meshes)
     current = x
-    for (op, mesh, _), name in zip(parts[:2], names):
+    for (op, mesh, _), name in zip(parts[:-1], names[:-1]):
         node, tensor = build(op, name, current, mesh.name, mesh.size, axis, call.span, bindings,
                              scope=r.scope_path, repeat=r.repeat_path)
         r.define("value", name, call.span)
         r.program.tensors[tensor.name] = r.stored(tensor)
         r.program.nodes[node.name] = node
         current = tensor
-    return build(parts[2][0], s.name, current, inner.name, inner.size, axis, call.span, bindings,
+    op, mesh, _ = parts[-1]
+    return build(op, s.name, current, mesh.name, mesh.size, axis, call.span, bindings,
                  scope=r.scope_path, repeat=r.repeat_path)
+
+
+def _hierarchical_parts(ops, meshes, n) -> list:
+    """(op, axis, input bytes per chip) of each phase: reduce-scatters from the innermost axis out,
+    the all-reduce over the outermost, all-gathers back in."""
+    scatters, size = [], n
+    for m in meshes[:-1]:
+        scatters.append((ops["reduce_scatter"], m, size))
+        size = size / m.size
+    gathers = [(ops["all_gather"], m, size * sympy.Mul(*[a.size for a in meshes[i + 1:-1]]))
+               for i, m in reversed(list(enumerate(meshes[:-1])))]
+    return [*scatters, (ops["all_reduce"], meshes[-1], size), *gathers]
+
+
+def _hierarchical_names(name: str, meshes) -> list:
+    """The kernels' names: NAME_scatter (innermost axis), NAME_scatter_AXIS (further in), NAME_outer,
+    NAME_gather_AXIS, and NAME itself for the last all-gather (two axes: NAME_scatter, NAME_outer, NAME)."""
+    inner = meshes[:-1]
+    scatters = [f"{name}_scatter"] + [f"{name}_scatter_{m.name}" for m in inner[1:]]
+    gathers = [f"{name}_gather_{m.name}" for m in reversed(inner[1:])] + [name]
+    return [*scatters, f"{name}_outer", *gathers]
 
 
 def _algorithm(r, spec: OpSpec, option: ast.Option) -> OpSpec:

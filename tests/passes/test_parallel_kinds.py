@@ -511,12 +511,72 @@ def test_several_axes_errors(tmp_path, capsys):
     for line, message in (("y = all_gather(x, over = gpu * gpu)", "a collective over several axes is an all-reduce"),
                           ("y = all_reduce(x, over = gpu * gpu)", "axis 'gpu' is named twice"),
                           ("y = all_reduce(x, over = gpu * rack)", "unknown axis of system 's2' 'rack'"),
-                          ("y = all_reduce(x, over = gpu * node, algorithm = ring)", "hierarchical or flat, not 'ring'")):
+                          ("y = all_reduce(x, over = gpu * node, algorithm = ring)",
+                           "hierarchical, flat or simultaneous, not 'ring'"),
+                          ("y = all_reduce(x, over = gpu * node * gpu)", "axis 'gpu' is named twice")):
         f = tmp_path / "e.cost"
         f.write_text(head + line + "\n")
         assert main(["check", str(f)]) == 2
         err = capsys.readouterr().err
         assert message in err and "e.cost:4:" in err, err
+
+
+TORUS = """system t {{ chip = tpu_v5p; axis x = {x}; axis y = 4; axis z = 4
+  link ICI over x, y, z {{ one_way = 9e10 B/s; links = 2{alpha} }} }}
+use system t
+input g: bf16[1048576]
+a = all_reduce(g, over = x * y * z, algorithm = {algorithm})
+"""
+
+
+def test_all_reduce_over_three_axes_hierarchically_is_five_kernels():
+    # 4 × 4 × 4, n = 2,097,152 B, each axis 2 links × 9e10 B/s = 1.8e11 B/s, α = 0:
+    #   reduce-scatter over x: 3/4·n; over y: 3/4·n/4; all-reduce over z: 2·3/4·n/16;
+    #   all-gather over y: 3·n/16; over x: 3·n/4. Sum = (0.75 + 0.1875 + 0.09375 + 0.1875 + 0.75)·n
+    #   = 63/32·n = 4,128,768 B, the flat ring's 2·63/64·n: 4,128,768 / 1.8e11 s = 2,064,384/9e10 s
+    a = load_string(TORUS.format(x=4, alpha="", algorithm="hierarchical")).analyze()
+    ks = {k.name: k for k in a.kernels if k.comms}
+    assert list(ks) == ["a_scatter", "a_scatter_y", "a_outer", "a_gather_y", "a"]
+    assert [ks[n].comms.comms.axis for n in ks] == ["x", "y", "z", "y", "x"]
+    assert [ks[n].comms.comms.sent for n in ks] == [1572864, 393216, 196608, 393216, 1572864]
+    assert sum(k.t_comms for k in ks.values()) == sympy.Rational(4128768, 180_000_000_000)
+
+
+def test_all_reduce_over_three_axes_at_once_shares_their_links():
+    # simultaneous: one ring's bytes, 2·63/64·n = 4,128,768 B, over the three axes' links together
+    # (3 · 1.8e11 = 5.4e11 B/s): 4,128,768/5.4e11 s ≈ 7.646 µs, a third of the hierarchical time;
+    # with α = 1 µs, a ring along each axis at once: 2·(4 − 1)·3 = 18 steps, + 18 µs
+    a = load_string(TORUS.format(x=4, alpha="", algorithm="simultaneous")).analyze()
+    (k,) = [k for k in a.kernels if k.comms]
+    assert k.comms.comms.axis == "x+y+z" and k.comms.comms.group == 64 and k.comms.comms.steps == 18
+    assert k.t_comms == sympy.Rational(4128768, 540_000_000_000)
+    a = load_string(TORUS.format(x=4, alpha="; latency = 1 us", algorithm="simultaneous")).analyze()
+    (k,) = [k for k in a.kernels if k.comms]
+    assert k.t_comms == sympy.Rational(4128768, 540_000_000_000) + sympy.Rational(18, 10 ** 6)
+
+
+def test_all_reduce_over_axes_of_one_chip_each_is_free():
+    # x = 1 with y = z = 1 would be no axes at all; here x = 1 beside y = z = 4: the simultaneous ring
+    # over 16 chips (2·15/16·n over 5.4e11 B/s) keeps 2·(1 − 1) + 2·3 + 2·3 = 12 steps
+    a = load_string(TORUS.format(x=1, alpha="", algorithm="simultaneous")).analyze()
+    (k,) = [k for k in a.kernels if k.comms]
+    assert k.comms.comms.steps == 12 and k.t_comms == sympy.Rational(2 * 15 * 2097152, 16 * 540_000_000_000)
+
+
+def test_scaling_book_data_parallel_batch_per_chip(analyze_example):
+    # "How to Scale Your Model", part 5: pure data parallelism on a TPU v5p pod is compute-bound when
+    # the tokens per chip exceed C/W = 4.59e14/1.8e11 = 2550 over one axis, 850 over three. With the
+    # ring's (p − 1)/p (the book leaves it out), by hand (see the file):
+    #   one axis (x, p = 16): 2550·15/16 = 19125/8; three axes at once (p = 8960): 850·8959/8960 =
+    #   761515/896; three axes hierarchically: 2550·8959/8960 = 2284545/896
+    a = analyze_example("parallel/scaling_book_dp_v5p.cost")
+    roots = {s.name: s.values[0] for s in a.solves}
+    assert roots == {"per-chip batch, one axis": sympy.Rational(19125, 8),
+                     "per-chip batch, three axes at once": sympy.Rational(761515, 896),
+                     "per-chip batch, three axes hierarchically": sympy.Rational(2284545, 896)}
+    # T_comms over x: 8·(15/16)·D·F/1.8e11 with D = 8960, F = 35840: 2,408,448,000/1.8e11 s
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["T_comms, data parallel over x"] == sympy.Rational(2_408_448_000, 180_000_000_000)
 
 
 def test_the_head_counts_once_per_pipeline_in_system_flops(analyze_example):
