@@ -52,10 +52,13 @@ def test_the_hardware_list_names_the_systems_too(capsys):
     out = capsys.readouterr().out
     assert "systems (`use system NAME`" in out
     # stdlib/hardware: a DGX H100 is 8 H100 SXM on one NVLink axis; the v5p pod 16 × 20 × 28 = 8960 chips
-    assert "dgx_h100             8 × h100_sxm    gpu = 8                 NVLink" in out
-    assert "tpu_v5p_pod          8960 × tpu_v5p  x = 16, y = 20, z = 28  ICI" in out
+    assert "dgx_h100              8 × h100_sxm     gpu = 8                 NVLink" in out
+    assert "tpu_v5p_pod           8960 × tpu_v5p   x = 16, y = 20, z = 28  ICI" in out
     # the HGX AI Factory RA's 32-node design point: 256 GPUs, NVLink inside, Ethernet between
-    assert "hgx_h100_factory_32  256 × h100_sxm  gpu = 8, node = 32      NVLink, Ethernet" in out
+    assert "hgx_h100_factory_32   256 × h100_sxm   gpu = 8, node = 32      NVLink, Ethernet" in out
+    # a DGX SuperPOD scalable unit: 20 DGX A100 nodes of 8 GPUs = 160; one cube of a v5p pod: 4³ = 64
+    assert "dgx_a100_superpod_su  160 × a100_80gb  gpu = 8, node = 20      NVLink, InfiniBand" in out
+    assert "tpu_v5p_4x4x4         64 × tpu_v5p     x = 4, y = 4, z = 4     ICI" in out
 
 
 def test_every_subcommands_file_argument_says_what_it_is():

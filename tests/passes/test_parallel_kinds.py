@@ -665,3 +665,15 @@ def test_overlap_bounds_and_t_estimate_without_one(tmp_path, capsys):
                  + 'query "e" = t_estimate()\n')
     assert main(["run", str(f)]) == 2
     assert "no parallelism states one" in capsys.readouterr().err
+
+
+def test_all_reduce_over_a_dgx_a100_superpod_scalable_unit():
+    # dgx_a100_superpod_su: 8 A100s per node on NVLink 3 (600 GB/s both ways: 3e11 B/s one way), 20
+    # nodes, one 200 Gb/s HDR adapter per GPU (2.5e10 B/s). 1 GB hierarchically, α = 0:
+    #   reduce-scatter over gpu 7/8·1e9/3e11 = 7/2400 s; all-reduce of the 125 MB shard over node
+    #   2·19/20·1.25e8/2.5e10 = 19/2000 s; all-gather over gpu 7·1.25e8/3e11 = 7/2400 s;
+    #   in all 7/1200 + 19/2000 = 23/1500 s ≈ 15.33 ms
+    a = load_string("use system dgx_a100_superpod_su\ninput g: bf16[500000000]\n"
+                    "y = all_reduce(g, over = gpu * node)\n").analyze()
+    assert a.program.system.chips == 160
+    assert sum(k.t_comms for k in a.kernels if k.comms) == sympy.Rational(23, 1500)
