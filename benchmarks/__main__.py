@@ -15,7 +15,7 @@ it checks that the fast paths changed no answer (`benchmarks.checks`). Cases:
 - an `explore` search, configurations per second, serially and on a local Dask cluster of 2 workers
   (wall-clock seconds: the point of the workers is the wall clock; the cluster's start is left out);
 - `costlang simulate`'s simulation of 100,000 requests on Llama-3-8B (one H100), in process;
-- llm-analysis (optional: `pip install llm-analysis`), decode latency of Llama-2-70B for batch
+- llm-analysis and GenZ (optional: `pip install llm-analysis genz-llm`), decode latency of Llama-2-70B for batch
   1..100, per configuration, against costlang's sweep of the same question.
 """
 from __future__ import annotations
@@ -413,21 +413,44 @@ def _serving(t: Table) -> None:
           s, "≤ 10 s", s <= 10)
 
 
-def _peer(t: Table) -> None:
-    try:
-        import logging
-        logging.disable(logging.WARNING)
-        from llm_analysis.analysis import infer
-    except ImportError:
-        t.add("llm-analysis: not installed (pip install llm-analysis), comparison skipped", 0.0, "", None, ratio=0)
-        return
+#: the question each peer answers: the decode step of a 70B model (4-bit weights on an A100 80GB,
+#: 512 tokens of context) for batch 1..100, one configuration per batch
+_LLM_ANALYSIS = ("import logging\nlogging.disable(logging.WARNING)\nfrom llm_analysis.analysis import infer\n"
+                 "for b in range(1, 101):\n"
+                 "    infer(model_name='upstage_Llama-2-70b-instruct-v2', gpu_name='a100-sxm-80gb',\n"
+                 "          dtype_name='w4a16e16', batch_size_per_gpu=b, seq_len=512, num_tokens_to_generate=1,\n"
+                 "          log_level='ERROR')\n")
+_GENZ = ("import warnings\nwarnings.filterwarnings('ignore')\nfrom GenZ import decode_moddeling\n"
+         "for b in range(1, 101):\n"
+         "    decode_moddeling(model='meta-llama/Llama-2-70B', batch_size=b, input_tokens=512, output_tokens=1,\n"
+         "                     system_name='A100_80GB_GPU', bits='int4')\n")
+_PEERS = (("llm-analysis 0.2.2", "llm_analysis", _LLM_ANALYSIS), ("GenZ (genz-llm)", "GenZ", _GENZ))
 
-    def peer():
-        for b in range(1, 101):
-            infer(model_name="upstage_Llama-2-70b-instruct-v2", gpu_name="a100-sxm-80gb",
-                  dtype_name="w4a16e16", batch_size_per_gpu=b, seq_len=512, num_tokens_to_generate=1,
-                  log_level="ERROR")
-    theirs = statistics.median(_in_process_cpu(peer) for _ in range(3)) / 100
+
+def _llm_analysis_configs():
+    import logging
+    logging.disable(logging.WARNING)
+    from llm_analysis.analysis import infer
+    return lambda: [infer(model_name="upstage_Llama-2-70b-instruct-v2", gpu_name="a100-sxm-80gb",
+                          dtype_name="w4a16e16", batch_size_per_gpu=b, seq_len=512, num_tokens_to_generate=1,
+                          log_level="ERROR") for b in range(1, 101)]
+
+
+def _genz_configs():
+    import warnings
+    warnings.filterwarnings("ignore")
+    from GenZ import decode_moddeling
+    return lambda: [decode_moddeling(model="meta-llama/Llama-2-70B", batch_size=b, input_tokens=512, output_tokens=1,
+                                     system_name="A100_80GB_GPU", bits="int4") for b in range(1, 101)]
+
+
+#: each peer's 100 configurations in process, after its imports
+_IN_PROCESS = {"llm_analysis": _llm_analysis_configs, "GenZ": _genz_configs}
+
+
+def _peer(t: Table) -> None:
+    """Each installed peer against costlang on the same question, per configuration (in process,
+    after the imports) and per process (the whole question: start-up, imports, 100 configurations)."""
     from costlang import load
     from costlang.queries.sweep import parse_axis, sweep
     a = load(EXAMPLES / "queries/llm_decode_batch.cost").analyze()
@@ -437,11 +460,23 @@ def _peer(t: Table) -> None:
         sweep(a, axes, ["t_kernel(step)"])
         ours[n] = statistics.median(_repeated_cpu(lambda: sweep(a, axes, ["t_kernel(step)"]))
                                     for _ in range(3)) / n
-    t.add("llm-analysis 0.2.2: decode step of a 70B model, per configuration (batch 1..100)", theirs, "peer",
-          ratio=theirs / t.floor)
-    for n, s in ours.items():
-        t.add(f"  costlang sweep, per configuration ({n} batches), × = peer / costlang", s,
-              "≥ 100× faster", theirs / s >= 100, ratio=theirs / s)
+    process = _median(lambda: _cpu_of(_costlang("sweep", str(EXAMPLES / "queries/llm_decode_batch.cost"), "--over",
+                                                 "B=1..100:lin:100", "--show", "t_kernel(step)")), 3)
+    for name, module, script in _PEERS:
+        if not _has(module):
+            t.add(f"{name}: not installed, comparison skipped", 0.0, "", None, ratio=0)
+            continue
+        configs = _IN_PROCESS[module]()   # the peer's imports, outside the timing
+        theirs = statistics.median(_in_process_cpu(configs) for _ in range(3)) / 100
+        t.add(f"{name}: decode step of a 70B model, per configuration (batch 1..100)", theirs, "peer",
+              ratio=theirs / t.floor)
+        for n, s in ours.items():
+            t.add(f"  costlang sweep, per configuration ({n} batches), × = peer / costlang", s,
+                  "≥ 100× faster", theirs / s >= 100, ratio=theirs / s)
+        whole = _median(lambda: _cpu_of([sys.executable, "-c", script]), 3)
+        t.add(f"{name}: the whole question (batch 1..100) in one process", whole, "peer", ratio=whole / t.floor)
+        t.add("  costlang sweep --over B=1..100 in one process, × = peer / costlang", process, "faster (× > 1)",
+              whole > process, ratio=whole / process)
 
 
 if __name__ == "__main__":
