@@ -283,6 +283,7 @@ def _excerpt_holds(shown: str, printed: str) -> bool:
     return True
 
 
+@pytest.mark.slow   # runs every command of the docs (20 s); `.ci/run` runs it with the slow tests
 def test_every_example_in_the_docs_is_what_costlang_prints(results):
     _, checks, failures = _plan()
     for kind, where, job, shown in checks:

@@ -159,6 +159,7 @@ def test_every_kernel_derivation_matches_the_analysis():
             assert d.t_kernel.value == a.value(k.t_kernel)
 
 
+@pytest.mark.slow   # regenerates every golden (7 s); `.ci/run` runs it with the slow tests
 def test_golden_files_are_current():
     stale = [str(g.relative_to(ROOT)) for s, g, fmt, lang in regen.golden_files(ROOT)
              if not g.exists() or g.read_text(encoding="utf-8") != regen.render(s, fmt, lang)]

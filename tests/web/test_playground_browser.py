@@ -21,6 +21,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+#: a browser per module (about 15 s of a 2-core run): with the slow tests, which `.ci/run` runs
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def page():
     with socket.socket() as s:
