@@ -131,9 +131,9 @@ class RegimeMap:
 
 def answer_solves(analysis, extras: bool = True) -> tuple:
     """Every solve of the program. `extras=False` (a what-if scenario's column, which shows the
-    roots and their whole-number answers only) leaves out the general form in hardware symbols, the
-    limits, approximations, conditions and why a solve has no crossing: each costs another analysis
-    or sympy's limits."""
+    roots only) leaves out the general form in hardware symbols, the
+    limits, approximations, conditions, why a solve has no crossing and the whole-number answers
+    (each of which the file is rebuilt to accept): each costs another analysis or sympy's limits."""
     setups: dict = {}   # solves for the same X share its analysis (and its general form)
     if not extras:
         setups["no extras"] = True
@@ -302,7 +302,7 @@ def _solve_sides(analysis, st: _Setup, s, both, texts, sides, general_sides) -> 
     return SolveResult(
         s.name, x, st.unit, s.relation, texts[0], texts[1],
         roots, general, values, legend, regimes, _solution(s, regimes, values, x),
-        _whole(st, values, regimes, sides, analysis.program, scanned), none,
+        _whole(st, values, regimes, sides, analysis.program, scanned) if st.extras else (), none,
         _best_effort(lambda: limits(closed, g_sides, exact, x, texts), (), s.span, Undecided.LIMITS, undecided)
         if st.extras else (),
         _best_effort(lambda: approximations(general or roots, x, legend, bindings, values), (), s.span,

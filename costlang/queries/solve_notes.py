@@ -75,7 +75,9 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
 
 
 def sign_at(f, x, point) -> int:
-    value = sympy.nsimplify(f.xreplace({x: point}))
+    value = f.xreplace({x: point})
+    if not value.is_Rational:   # an exact fraction has its sign already; nsimplify would only search it
+        value = sympy.nsimplify(value)
     return 1 if value.is_positive else -1 if value.is_negative else 0
 
 

@@ -122,10 +122,14 @@ def test_regime_map_per_kernel():
 
 def test_footprint_fits_up_to_floor(analyze_example):
     # fp8 weights: 70e9 + B·1342177280 ≤ 80e9 ⇔ B ≤ 1e10 / (5·2^28) = 5^9 / 2^18.
-    from costlang.queries.whatif import scenario_analysis
+    from costlang.frontend.edits import apply_settings
     from costlang.frontend.settings import parse_settings
+    from costlang.queries.pipeline import analyze
+    from costlang.queries.whatif import scenario_analysis
     base = analyze_example("queries/llm_decode_batch.cost")
-    fp8 = scenario_analysis(base, parse_settings("weights = fp8"))
+    # a what-if column answers the root alone; `run --set weights=fp8` adds the whole numbers
+    assert solves(scenario_analysis(base, parse_settings("weights = fp8")))["batches that fit"].whole == ()
+    fp8 = analyze(apply_settings(base.program, parse_settings("weights = fp8")))
     r = solves(fp8)["batches that fit"]
     assert r.values == (R(5 ** 9, 2 ** 18),)
     assert [(w.largest, w.side, w.value) for w in r.whole][0] == (True, "fits", 7)
