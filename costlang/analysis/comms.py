@@ -54,6 +54,10 @@ def kernel_comms(program: Program, ops: tuple[str, ...]) -> Optional[KernelComms
         link = dataclasses.replace(slowest, latency=max((a.link.latency for a in axes),
                                                         key=lambda e: e.xreplace(bindings)))
     c = node.comms
+    if len(axes) == 1 and link.leaf is not None:   # an oversubscribed fat tree: a slower effective link
+        factor = link.tree_factor(c.collective, c.group)
+        if factor != 1:
+            link = dataclasses.replace(link, one_way=link.one_way / factor)
     if together and c.group != 1:   # a ring along each axis at once: 2(p_i − 1) steps on each
         c = dataclasses.replace(c, steps=sympy.Add(*[2 * (a.size - 1) for a in axes]), steps_formula=sympy.Add(
             *[2 * (sympy.Symbol(f"p_{a.name}", positive=True, integer=True) - 1) for a in axes]))

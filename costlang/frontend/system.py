@@ -4,7 +4,8 @@ Input: an `ast.SystemDef` and the resolver. Output: `ir.system.System`. A system
 base keeps its chip, axes and links and adds or restates some; every axis needs exactly one link.
 A link states its bandwidth per direction (`one_way = ...`) or summed over both directions
 (`bidirectional = ...`, halved), exactly one of the two; `latency` (α, default 0 s) and `links`
-(links per chip along the axis, default 1) are optional.
+(links per chip along the axis, default 1) are optional, and so is a fat tree's `oversubscription`
+with its `leaf` (chips of the axis under one leaf switch).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from costlang.frontend import ast
 __all__ = ["resolve_system", "select_system"]
 
 _LINK_OPTIONS = {"one_way": BYTE_PER_S, "bidirectional": BYTE_PER_S, "latency": SECOND,
-                 "links": DIMENSIONLESS}
+                 "links": DIMENSIONLESS, "oversubscription": DIMENSIONLESS, "leaf": DIMENSIONLESS}
 
 
 def resolve_system(r, s: ast.SystemDef) -> System:
@@ -91,9 +92,22 @@ def _link(r, link: ast.LinkDef) -> Link:
         if bound.is_number and (bound.is_negative or (key != "latency" and not bound.is_positive)):
             raise SemanticError(f"the {key} of a link must be positive, not {bound}",
                                 next(o.value.span for o in link.options if o.name == key))
+    span = lambda key: next(o.value.span for o in link.options if o.name == key)  # noqa: E731
+    ratio, leaf = opts.get("oversubscription", sympy.Integer(1)), opts.get("leaf")
+    bound = ratio.xreplace(r.program.bindings)
+    if bound.is_number and bound < 1:
+        raise SemanticError(f"a fat tree's oversubscription is downlinks over uplinks, at least 1, not {bound}",
+                            span("oversubscription"), "2 for a 2:1 tree; 1 (or nothing) for a non-blocking one")
+    if leaf is not None:
+        bound = leaf.xreplace(r.program.bindings)
+        if bound.is_number and not bound.is_integer:
+            raise SemanticError(f"a leaf switch holds a whole number of the axis's chips, not {bound}", span("leaf"))
+    elif "oversubscription" in opts:
+        raise SemanticError("an oversubscribed fat tree needs the chips under one leaf switch", span("oversubscription"),
+                            "add `leaf = 16` (chips of the axis per leaf switch)")
     one_way = opts[given[0]] / (2 if given[0] == "bidirectional" else 1)
     return Link(link.kind.id, one_way, given[0], opts.get("latency", sympy.Integer(0)),
-                opts.get("links", sympy.Integer(1)))
+                opts.get("links", sympy.Integer(1)), ratio, leaf)
 
 
 def select_system(r, s: ast.Use) -> None:

@@ -33,11 +33,27 @@ class Link:
     stated: str               # "one_way" or "bidirectional": how the figure was given
     latency: sympy.Expr       # α, s per step
     links: sympy.Expr         # links per chip along the axis a collective uses at once
+    #: a fat tree: `leaf` chips of the axis under one leaf switch, whose uplinks carry
+    #: 1/oversubscription of what its chips can send (1: non-blocking; None: one switch for all)
+    oversubscription: sympy.Expr = sympy.Integer(1)
+    leaf: Optional[sympy.Expr] = None
 
     @property
     def bandwidth(self) -> sympy.Expr:
         """The per-chip, per-direction bandwidth a collective over the axis gets: links · one_way."""
         return self.links * self.one_way
+
+    def tree_factor(self, collective: str, group: sympy.Expr) -> sympy.Expr:
+        """How much slower an oversubscribed fat tree makes a collective over `group` chips of the
+        axis (1: not at all). The chips under one leaf switch (k = `leaf`) share uplinks worth k/r
+        chips' bandwidth (r = `oversubscription`). An all-to-all sends (p − k)/(p − 1) of each
+        chip's bytes across the spine: × max(1, r·(p − k)/(p − 1)). A ring laid out leaf by leaf
+        crosses each leaf's uplinks once per direction: × max(1, r/k). No chip beyond one leaf: 1."""
+        if self.leaf is None or self.oversubscription == 1:
+            return sympy.Integer(1)
+        r, k, p = self.oversubscription, self.leaf, group
+        crossing = r * (p - k) / (p - 1)
+        return sympy.Max(1, crossing) if collective == "all_to_all" else sympy.Max(1, sympy.Min(r / k, crossing))
 
 
 @dataclass(frozen=True)

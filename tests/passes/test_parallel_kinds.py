@@ -677,3 +677,53 @@ def test_all_reduce_over_a_dgx_a100_superpod_scalable_unit():
                     "y = all_reduce(g, over = gpu * node)\n").analyze()
     assert a.program.system.chips == 160
     assert sum(k.t_comms for k in a.kernels if k.comms) == sympy.Rational(23, 1500)
+
+
+FAT_TREE = """system ft : dgx_h100 {{
+  axis node = {p}
+  link InfiniBand over node {{ one_way = 50 GB/s{tree} }} }}
+use system ft
+input x: bf16[1000000]
+a = all_to_all(x, over = node)
+b = all_reduce(x, over = node)
+"""
+
+
+def _tree_times(p, tree):
+    a = load_string(FAT_TREE.format(p=p, tree=tree)).analyze()
+    return {k.name: k.t_comms for k in a.kernels if k.comms}
+
+
+def test_an_oversubscribed_fat_tree_slows_the_all_to_all_not_the_ring():
+    # n = 2e6 B, p = 32, 50 GB/s: all-to-all 31/32·n/5e10 = 31/800000 s; ring 2·31/32·n/5e10 = 31/400000 s
+    plain = _tree_times(32, "")
+    assert plain == {"a": sympy.Rational(31, 800_000), "b": sympy.Rational(31, 400_000)}
+    # 2:1 above leaves of 8: the all-to-all × max(1, 2·24/31) = 48/31; the ring × max(1, 2/8) = 1
+    two = _tree_times(32, "; oversubscription = 2; leaf = 8")
+    assert two == {"a": sympy.Rational(31, 800_000) * sympy.Rational(48, 31), "b": sympy.Rational(31, 400_000)}
+    # r = k = 8: the ring's leaf uplinks carry exactly one chip's worth, × 1 (the touching case);
+    # r = 16: × 16/8 = 2; the all-to-all × 16·24/31 = 384/31
+    assert _tree_times(32, "; oversubscription = 8; leaf = 8")["b"] == sympy.Rational(31, 400_000)
+    sixteen = _tree_times(32, "; oversubscription = 16; leaf = 8")
+    assert sixteen == {"a": sympy.Rational(31, 800_000) * sympy.Rational(384, 31), "b": sympy.Rational(31, 200_000)}
+    # all 8 chips under one leaf: nothing crosses the spine, × 1 whatever the ratio
+    assert _tree_times(8, "; oversubscription = 16; leaf = 8") == _tree_times(8, "")
+
+
+def test_the_fat_tree_example(analyze_example):
+    # see the file: 201,326,592/1e11 s across the 2:1 tree; 2·31/32·67,108,864/5e10 s for the ring
+    a = analyze_example("parallel/fat_tree_all_to_all.cost")
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q == {"all-to-all across the 2:1 tree": sympy.Rational(201_326_592, 10 ** 11),
+                 "ring all-reduce": sympy.Rational(2 * 31 * 67_108_864, 32 * 5 * 10 ** 10)}
+
+
+@pytest.mark.parametrize("tree, message", [
+    ("; oversubscription = 2", "an oversubscribed fat tree needs the chips under one leaf switch"),
+    ("; oversubscription = 0.5; leaf = 8", "at least 1, not 1/2"),
+    ("; oversubscription = 2; leaf = 2.5", "a whole number of the axis's chips"),
+])
+def test_fat_tree_errors(tree, message):
+    with pytest.raises(CostlangError) as e:
+        load_string(FAT_TREE.format(p=32, tree=tree)).analyze()
+    assert message in e.value.render()

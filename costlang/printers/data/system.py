@@ -15,12 +15,15 @@ def system_dict(a, number) -> dict:
         "name": system.name, "chip": system.chip, "chips": number(v(system.chips)),
         "axes": [{"name": x.name, "size": number(v(x.size)), "link": {
             "kind": x.link.kind, "one_way": number(v(x.link.one_way)), "stated": x.link.stated,
-            "latency": number(v(x.link.latency)), "links": number(v(x.link.links))}} for x in system.axes],
+            "latency": number(v(x.link.latency)), "links": number(v(x.link.links)),
+            "oversubscription": number(v(x.link.oversubscription)),
+            "leaf": number(v(x.link.leaf)) if x.link.leaf is not None else None}} for x in system.axes],
         "collectives": [{"kernel": k.name, "collective": k.comms.comms.collective, "axis": k.comms.comms.axis,
                          "group": number(v(k.comms.comms.group)), "message": number(v(k.comms.comms.message)),
                          "sent": number(v(k.comms.comms.sent)), "steps": number(v(k.comms.comms.steps)),
                          "sent_formula": str(k.comms.comms.sent_formula),
                          "steps_formula": str(k.comms.comms.steps_formula),
+                         "one_way": number(v(k.comms.link.one_way)),   # across a fat tree: its share
                          "t_comms": number(v(k.t_comms)),
                          **_bandwidths(k, v, number)} for k in a.kernels if k.comms],
         "t_comms": number(v(t.t_comms)),

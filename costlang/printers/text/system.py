@@ -30,8 +30,10 @@ def link_text(link, v) -> str:
     stated = (f"stated as {human(v(2 * link.one_way), BYTE_PER_S)} bidirectional"
               if link.stated == "bidirectional" else "stated one-way")
     links = "" if link.links == 1 else f", {link.links} links per chip"
+    tree = "" if link.leaf is None or link.oversubscription == 1 else \
+        f"; fat tree {exact_or_approx(v(link.oversubscription))}:1 above leaves of {exact_or_approx(v(link.leaf))} chips"
     return (f"{link.kind} {human(v(link.one_way), BYTE_PER_S)} per direction ({stated}){links}; "
-            f"α = {human(v(link.latency), SECOND)}")
+            f"α = {human(v(link.latency), SECOND)}{tree}")
 
 
 def system_lines(a) -> list[str]:
@@ -55,8 +57,11 @@ def system_lines(a) -> list[str]:
         bw = nccl_bandwidths(c, k.t_comms, v)
         bus = (f" (nccl-tests: algBW {human(v(bw[0]), BYTE_PER_S)}, busBW {human(v(bw[1]), BYTE_PER_S)})"
                if bw is not None else "")
+        axis = system.axis(c.axis)
+        tree = "" if axis is None or k.comms.link.one_way == axis.link.one_way else \
+            f"; across the fat tree at {human(v(k.comms.link.one_way), BYTE_PER_S)} per direction"
         lines.append(f"  {k.name}: {c.collective} over {c.axis} (p = {exact_or_approx(v(c.group))}, "
-                     f"n = {human(v(c.message), BYTE)}): sent = {sent}; steps = {steps}; "
+                     f"n = {human(v(c.message), BYTE)}): sent = {sent}; steps = {steps}{tree}; "
                      f"T_comms = {human(v(k.t_comms), SECOND)}{bus}; {bound_text(k.bound)}")
     t = a.totals
     chips = system.chips
