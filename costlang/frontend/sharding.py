@@ -18,11 +18,14 @@ __all__ = ["shard_statement", "parallel_statement", "PARALLEL_KINDS"]
 #: `microbatches = m` is the pipeline's micro-batch count (1 when not given); `virtual = v` its
 #: virtual stages per chip (interleaved 1F1B, Narayanan et al. 2021; 1 when not given)
 #: `overlap = f` (any kind) is the fraction of the parallelism's communication hidden behind
-#: compute, as the user states it (with its source): `t_estimate()` (analysis.comms)
+#: compute, as the user states it (with its source): `t_estimate()` (analysis.comms);
+#: `parallel context` splits the sequence (the second dim of every input) and gathers the keys and
+#: values attention needs from the other chips (passes.shard)
 PARALLEL_KINDS = {"tensor": {"algorithm": None, "overlap": DIMENSIONLESS},
                   "data": {"gradients": None, "algorithm": None, "overlap": DIMENSIONLESS},
                   "pipeline": {"microbatches": DIMENSIONLESS, "virtual": DIMENSIONLESS, "overlap": DIMENSIONLESS},
-                  "expert": {"algorithm": None, "overlap": DIMENSIONLESS}}
+                  "expert": {"algorithm": None, "overlap": DIMENSIONLESS},
+                  "context": {"overlap": DIMENSIONLESS}}
 
 
 def _system(r, span):

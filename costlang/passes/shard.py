@@ -71,12 +71,28 @@ class _Propagation:
                                 "with data parallelism here", batch[1].span,
                                 "give one of them the whole batch: keep `parallel expert` alone")
         self.batch_axes = {split.axis for split in batch}
-        self.batch_split: dict[str, str] = {}        # custom node → the batch axis its stated work splits over
+        self.batch_split: dict[str, tuple] = {}      # custom node → the axes its stated work splits over
         for split in batch:
             for t in program.tensors.values():
                 if t.role == "input" and t.name not in self.spec and t.shape and t.name not in program.gradient_seeds:
                     self.spec[t.name] = (split.axis,) + (None,) * (len(t.shape) - 1)
                     self.explicit[t.name] = split.span
+        # context parallelism: the sequence (second dim) of every input split; the keys and values a
+        # matmul needs whole are gathered first (`gather_before`: node → (operand, dim, axis) each)
+        self.context = self.parallel.get("context")
+        self.gather_before: dict[str, list] = {}
+        if self.context is not None:
+            if program.training is not None:
+                raise SemanticError("context parallelism is modelled for a forward pass (prefill), not a training "
+                                    "step", self.context.span, "take `train` out, or split the batch instead")
+            for t in program.tensors.values():
+                if t.role == "input" and len(t.shape) >= 2 and t.name not in program.gradient_seeds:
+                    spec = list(self.spec.get(t.name) or (None,) * len(t.shape))
+                    if t.name in self.explicit and any(x is not None for x in spec) and spec[1] is not None:
+                        continue   # split by hand on its second dim: kept
+                    spec[1] = self.context.axis
+                    self.spec[t.name] = tuple(spec)
+                    self.explicit.setdefault(t.name, self.context.span)
         # a training step under data parallelism (ZeRO, passes.parallelism.insert_zero)
         self.training = program.training
         self.data = self.parallel.get("data")
@@ -147,8 +163,13 @@ class _Propagation:
             return None
         out = (None,) * len(self.shape(n.output))
         if axis is not None and axis in self.batch_axes and out:
-            self.batch_split[n.name] = axis
-            return (axis,) + out[1:]
+            self.batch_split[n.name] = (axis,)
+            out = (axis,) + out[1:]
+        context = self.context.axis if self.context is not None else None
+        if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
+            # the sequence split (context parallel) carries through: an embedding's tokens, a norm's rows
+            self.batch_split[n.name] = self.batch_split.get(n.name, ()) + (context,)
+            out = out[:1] + (context,) + out[2:]
         return out
 
     def _custom(self, n: OpNode) -> Optional[Spec]:
@@ -236,6 +257,8 @@ class _Propagation:
         if sa is None:
             sa = _batch(self.shape(a), sb, self.shape(b)) + (None, sb[-2])
             self.fix(a, sa, n.span)
+        if self.context is not None:
+            sb = self._gathered_keys(n, b, sa, sb)
         ka, kb = sa[-1], sb[-2]
         if ka != kb:
             raise SemanticError(f"matmul: the contracted dimension is {_axis_text(ka)} in '{a}' but "
@@ -253,6 +276,22 @@ class _Propagation:
         if ka is not None:
             self.partial[n.name] = ka
         return tuple(batch) + (sa[-2], sb[-1])
+
+    def _gathered_keys(self, n: OpNode, b: str, sa, sb):
+        """Under context parallelism each chip holds a slice of the sequence: Q·Kᵀ needs every key
+        (Kᵀ's columns split like Q's rows) and P·V every value (V's rows split, P's columns whole),
+        so the right operand's split dim is gathered from the other chips before the matmul (ring
+        attention sends the same bytes, overlapped with the blocks' compute)."""
+        axis = self.context.axis
+        dim = None
+        if sb[-1] == axis and sa[-2] == axis:
+            dim = len(sb) - 1
+        elif sb[-2] == axis and sa[-1] is None:
+            dim = len(sb) - 2
+        if dim is None:
+            return sb
+        self.gather_before.setdefault(n.name, []).append((b, dim, axis))
+        return tuple(None if i == dim else x for i, x in enumerate(sb))
 
     def _weight_gradient(self, n: OpNode) -> bool:
         """Whether n writes a part of a training step's gradient buffer (a weight's gradient)."""
@@ -474,12 +513,14 @@ def _localize(program: Program, p: _Propagation) -> Program:
                 node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
                                            writes=_share(n.writes, size))
         elif n.name in p.batch_split:  # a custom kernel's stated figures are the whole batch's
-            size = sizes[p.batch_split[n.name]]
+            size = sympy.Mul(*[sizes[a] for a in p.batch_split[n.name]])
             node = dataclasses.replace(node, flops=n.flops / size, reads=_share(n.reads, size),
                                        writes=_share(n.writes, size))
         if n.name in p.gathered:  # each chip gathers the rows of its range: the stated work is shared
             size = sizes[p.parallel["tensor"].axis]
             node = dataclasses.replace(node, reads=_share(n.reads, size))
+        for operand, dim, axis in p.gather_before.get(n.name, ()):
+            node = _insert_gather(program, node, operand, dim, axis, sizes[axis], tensors, nodes)
         if n.comms is not None:
             spec_op = program.ops[n.comms.collective]
             node = dataclasses.replace(node, comms=comms_of(spec_op, n.comms.axis, n.comms.group,
@@ -579,6 +620,20 @@ def _at_users_line(program: Program, t: Tensor, e: _Undividable) -> CostlangErro
         hint = (f"split over a number of chips that divides {e.value} (a system of your own with "
                 f"`axis {split.axis} = ...`), or keep this dimension whole")
     return SemanticError(message, split.span, hint)
+
+
+def _insert_gather(program, node: OpNode, operand: str, dim: int, axis, size, tensors, nodes) -> OpNode:
+    """An all-gather of `operand`'s dim `dim` over `axis` before `node`, which reads the whole result."""
+    taken = set(tensors) | set(program.nodes) | set(nodes)
+    whole = fresh(f"{operand}_gathered", taken)
+    source = tensors[operand]
+    shape = tuple(d * size if i == dim else d for i, d in enumerate(source.shape))
+    tensors[whole] = dataclasses.replace(source, name=whole, shape=shape, role="intermediate", storage=whole,
+                                         partial=False)
+    name = fresh(f"{tensors[operand].storage}_all_gather", taken | {whole})   # a view (Kᵀ) is named for K
+    nodes[name] = collective_node(program, "all_gather", None, name, source, whole, axis, size, node.span,
+                                  node.repeat, node.scope)
+    return dataclasses.replace(node, inputs=tuple(whole if x == operand else x for x in node.inputs))
 
 
 def _insert_all_reduce(program, node: OpNode, axis, size, tensors, nodes, algorithm) -> None:

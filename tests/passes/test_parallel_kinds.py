@@ -727,3 +727,43 @@ def test_fat_tree_errors(tree, message):
     with pytest.raises(CostlangError) as e:
         load_string(FAT_TREE.format(p=32, tree=tree)).analyze()
     assert message in e.value.render()
+
+
+def test_context_parallel_attention_example(analyze_example):
+    # see the file: per chip 2 · 4096·S² FLOP at 989.5e12 (4·S²/483154296875 s); K and V gathered,
+    # 2 · 3 · 4096·S B at 4.5e11 B/s (8·S/146484375 s); equal at S* = 3·989.5e12/4.5e11 = 19790/3
+    a = analyze_example("parallel/context_parallel_attention.cost")
+    S = next(s.symbol for s in a.program.symbols.values() if s.name == "S")
+    q = {x.name: a.value(x.value.expr) for x in a.queries}
+    assert q["attention compute"] == 4 * S ** 2 / sympy.Integer(483154296875)
+    assert q["K and V gathered"] == 8 * S / sympy.Integer(146484375)
+    (r,) = a.solves
+    assert r.values == (sympy.Rational(19790, 3),)
+    # the whole answers: 6596 below; above, 6600, the first S that divides over the 4 chips
+    assert [w.value for w in r.whole] == [6596, 6600]
+    gathers = {k.name: k.comms.comms for k in a.kernels if k.comms}
+    assert set(gathers) == {"k_all_gather", "v_all_gather"}
+    assert all(c.collective == "all_gather" and a.value(c.message) == 4096 * S for c in gathers.values())
+
+
+def test_context_parallel_llama3_8b_prefill_gathers_each_layers_keys_and_values():
+    # the zoo's Llama-3-8B prefill, S = 32768 split over 8 GPUs: each layer gathers K and V of
+    # 4096 tokens × 8 KV heads × 128 × 2 B = 8,388,608 B per chip, sending 7 × that = 58,720,256 B
+    # (58,720,256/4.5e11 s each); 32 layers → 64 gathers. The embedding's tokens stay split: the
+    # token ids [1, 32768] are 4096 per chip
+    a = load_string("import llama3_8b\nuse system dgx_h100\nparallel context over gpu\ndim B = 1, S = 32768\n"
+                    "input ids: int32[B, S]\n"
+                    "y = llama3_8b_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)\n").analyze()
+    gathers = [k for k in a.kernels if k.comms]
+    assert sorted(k.name for k in gathers) == ["y.layer.attn.k_all_gather", "y.layer.attn.v_all_gather"]
+    for k in gathers:
+        assert a.value(k.comms.comms.message) == 8_388_608 and a.value(k.comms.comms.sent) == 58_720_256
+        assert a.value(k.t_comms) == sympy.Rational(58_720_256, 450 * 10 ** 9) and k.count == 32
+    assert a.value(a.program.tensors["ids"].shape[1]) == 4096
+
+
+def test_context_parallelism_is_for_a_forward_pass():
+    with pytest.raises(CostlangError) as e:
+        load_string("use system dgx_h100\nparallel context over gpu\ndim B = 2, S = 64, D = 64\n"
+                    "input x: bf16[B, S, D]\nweight w: bf16[D, D]\ny = x @ w\ntrain { }\n").analyze()
+    assert "context parallelism is modelled for a forward pass" in e.value.render()
