@@ -188,14 +188,16 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
 
 
 def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
-                     levels: Optional[dict] = None) -> Analysis:
+                     levels: Optional[dict] = None, decide: bool = True) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
     solves or comparisons (`analysis.pipeline.analyze` adds them).
 
     `levels` (kernel name → the memory level that binds it) makes a figures-only analysis: each
     kernel's T_memory is that level's and no verdict is decided (every one is undecided). A solve
     uses it for the program with its hardware made symbolic, whose verdicts nobody reads and
-    whose level order the numeric analysis has already settled."""
+    whose level order the numeric analysis has already settled. `decide=False` keeps the binding
+    levels but decides no verdict either (a solve's analysis with X free: its sides read times,
+    never verdicts)."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -203,10 +205,10 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     bindings = program.bindings
     bkey = bindings_key(bindings)
     floors = domain_floors(program)   # verdicts speak only of sizes the shapes allow
-    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels)
+    results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
                     for k, cost in zip(kernels, costs))
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None)
+                     decided=levels is None and decide)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
@@ -214,7 +216,8 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,
-                   bkey=None, floors: Optional[dict] = None, chosen: Optional[dict] = None) -> KernelResult:
+                   bkey=None, floors: Optional[dict] = None, chosen: Optional[dict] = None,
+                   decide: bool = True) -> KernelResult:
     peak, t_compute, ce, levels, main, intensity, critical, attainable, fraction = \
         _kernel_figures(program, hw, k, cost)
     binding = binding_level(levels, main.level, bindings) if chosen is None else \
@@ -225,7 +228,7 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     t_comms = comms.t_comms if comms else sympy.Integer(0)
     times = (t_compute, t_memory, t_comms) if comms else (t_compute, t_memory)
     span = program.nodes[k.ops[0]].span
-    if chosen is not None:
+    if chosen is not None or not decide:
         bound = Verdict(UNDECIDED)
     elif comms:
         bound = decide_comms(t_compute, t_memory, t_comms, hw.launch, bindings, span)

@@ -206,7 +206,10 @@ class _Setup:
 
 def _setup(analysis, target: Name) -> _Setup:
     p, name = analysis.program, target.id
-    again = lambda prog: analyze_with_queries(prog, fusion=analysis.fusion, hardware=analysis.hardware.name)  # noqa: E731
+    # a solve's sides read times, never verdicts: only a regime map decides each kernel's bound
+    decide = any(s.relation == "regimes" and s.target.id == name for s in p.solves)
+    again = lambda prog: analyze_with_queries(prog, fusion=analysis.fusion, hardware=analysis.hardware.name,  # noqa: E731
+                                              decide=decide)
     if name in p.symbols:
         sdef = p.symbols[name]
         if sdef.value is None:  # already free: the analysis itself has X in every figure
