@@ -7,6 +7,8 @@ analysis's regimes).
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -20,9 +22,19 @@ __all__ = ["KernelPoint", "kernels_at"]
 @dataclass(frozen=True)
 class KernelPoint:
     name: str
-    intensity: float
+    intensity: Optional[float]     # None where the values overflow a float (10^300 tokens)
     attainable: Optional[float]
-    bound: str          # "memory-bound", "compute-bound" or "balanced"
+    bound: str          # "memory-bound", "compute-bound", "balanced" or "undecided" (overflowed)
+
+
+def _point(name: str, i: float, tc: float, tm: float, tk: float, f: float) -> KernelPoint:
+    """A kernel's figures at one point; a time or count that overflowed a float (inf, nan) is no
+    figure: its entry is None and the bound undecided, never a non-finite number."""
+    finite = math.isfinite(tc) and math.isfinite(tm)
+    bound = ("compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced") if finite else "undecided"
+    attainable = f / tk if math.isfinite(f) and math.isfinite(tk) and tk > 0 else None
+    return KernelPoint(name, i if math.isfinite(i) else None,
+                       attainable if attainable is not None and math.isfinite(attainable) else None, bound)
 
 
 def kernels_at(a, values: dict) -> list:
@@ -40,12 +52,8 @@ def kernels_at(a, values: dict) -> list:
 
     def at(e) -> float:   # no free symbol: the expression is a number already
         return float(evaluator(a.value(e), syms)(grid)[0]) if syms else float(a.value(e))
-    out = []
-    for k in a.kernels:
-        i, tc, tm, tk, f = (at(e) for e in (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops))
-        bound = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
-        out.append(KernelPoint(k.name, i, f / tk if tk > 0 else None, bound))
-    return out
+    return [_point(k.name, *(at(e) for e in (k.intensity, k.t_compute, k.t_memory, k.t_kernel, k.flops)))
+            for k in a.kernels]
 
 
 def _moved(a, values: dict, bound: dict) -> list:
@@ -58,9 +66,4 @@ def _moved(a, values: dict, bound: dict) -> list:
     figures = ("intensity", "t_compute", "t_memory", "t_kernel", "flops")
     shows = [f"{f}({k.name})" for k in a.kernels for f in figures]
     _, _, _, columns = grid_values(a, axes, shows)
-    out = []
-    for j, k in enumerate(a.kernels):
-        i, tc, tm, tk, f = (float(columns[5 * j + m][0]) for m in range(5))
-        bound_ = "compute-bound" if tc > tm else "memory-bound" if tm > tc else "balanced"
-        out.append(KernelPoint(k.name, i, f / tk if tk > 0 else None, bound_))
-    return out
+    return [_point(k.name, *(float(columns[5 * j + m][0]) for m in range(5))) for j, k in enumerate(a.kernels)]

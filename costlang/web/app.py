@@ -142,10 +142,27 @@ def _zoo_text(model: str) -> str:
             f"y = {model}_prefill(ids, wt = bf16, kt = bf16, at = bf16, it = int32)\n")
 
 
+def _safe_json_response():
+    """Starlette's JSONResponse, strict and escaped: no NaN or Infinity (a non-finite number is a
+    bug, said as a server error, never invalid JSON), and every character a terminal or an editor
+    would act on (a bidirectional override in a served file, a C1 control) written as a JSON escape
+    (the same string once decoded)."""
+    from starlette.responses import JSONResponse
+
+    from costlang.printers.safe import terminal_safe
+
+    class SafeJSONResponse(JSONResponse):
+        def render(self, content) -> bytes:
+            text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+            return terminal_safe(text).encode("utf-8")
+    return SafeJSONResponse
+
+
 def make_app(root):
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse
+    from starlette.responses import FileResponse, PlainTextResponse
+    JSONResponse = _safe_json_response()
     from starlette.routing import Route
     from starlette.concurrency import run_in_threadpool
     root = Path(root).resolve()

@@ -121,3 +121,28 @@ def test_a_point_of_a_file_without_free_sizes_is_its_kernels(client):
     assert r.status_code == 200 and r.json()["ok"]
     (k,) = r.json()["kernels"]
     assert k["intensity"] == 0.25 and k["bound"] == "memory-bound"
+
+
+def test_a_served_file_with_a_direction_override_comes_back_escaped(tmp_path):
+    # campaign seeds 8492 and 9013: a U+202E (right-to-left override) in a served file reached the
+    # client raw; every JSON answer writes such characters as JSON escapes (the same string decoded)
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "main.cost").write_text("# a note \u202e with an override \x85 and a C1\ndim N = 4\n", encoding="utf-8")
+    r = TestClient(make_app(served)).get("/api/file", params={"path": "main.cost"})
+    assert r.status_code == 200 and "\u202e" not in r.text and "\x85" not in r.text and "\\u202e" in r.text
+    assert "\u202e" in r.json()["text"]
+
+
+def test_a_point_beyond_a_float_is_undecided_not_a_server_error(tmp_path):
+    # campaign seed 9033: B = 1e300 made a time infinite, and the JSON of the answer invalid (HTTP 500).
+    # Here FLOPs 2·B³ and bytes 6·B² overflow a float at B = 1e300: T_compute and T_memory are inf, so
+    # the kernel's bound is undecided and its attainable FLOP/s none; I = B/3 = 3.33e299 stays finite
+    text = "use hardware h100_sxm\ndim B\ninput a: fp16[B, B]\ninput b: fp16[B, B]\ny = a @ b\n"
+    r = TestClient(make_app(tmp_path)).post("/api/point", json={"text": text, "values": {"B": 1e300}})
+    assert r.status_code == 200, r.text
+    (k,) = r.json()["kernels"]
+    assert k["bound"] == "undecided" and k["attainable"] is None and k["intensity"] == pytest.approx(1e300 / 3)
+    # an ordinary point still answers: B = 64 gives I = 64/3 FLOP/B, below the H100's I* ≈ 295: HBM-bound
+    (k,) = TestClient(make_app(tmp_path)).post("/api/point", json={"text": text, "values": {"B": 64}}).json()["kernels"]
+    assert k["bound"] == "memory-bound" and k["intensity"] == pytest.approx(64 / 3)
