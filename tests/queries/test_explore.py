@@ -87,6 +87,7 @@ def test_without_numeric_axes_each_structure_is_one_point():
     assert x.evaluated == 2
 
 
+@pytest.mark.slow   # starts a local cluster of two worker processes (3-4 s); `.ci/run` runs it with the slow tests
 def test_a_dask_cluster_of_two_workers_answers_what_the_serial_run_does():
     distributed = pytest.importorskip("dask.distributed", reason="Dask is in the explore and test extras")
     search = _search(choices=("d=512,1024,65536", "hardware=note_virtual,chapter_gpu"))
