@@ -155,6 +155,39 @@ def bound_parts(totals) -> Optional[BoundParts]:
                       sum(stage, sympy.Integer(0)), ol + oc + om + ox)
 
 
+def stage_ends(program, kernels) -> Optional[tuple]:
+    """With p ≥ 2 pipeline stages: (first only, last only), the names of the kernels that run on the
+    first stage alone (outside the staged layers and before them: the embedding; and the stages'
+    sends, which every stage but the last makes) and on the last alone (after the layers: the final
+    norm, the head). None without a pipeline, with one stage or a stage count left free, or when
+    every kernel is staged."""
+    from costlang.passes.parallelism import _top_level
+    spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
+    if spec is None or program.system is None:
+        return None
+    p = program.system.axis(spec.axis).size.xreplace(program.bindings)
+    if not (p.is_number and p >= 2):
+        return None
+    staged = {r.name for r in program.repeats.values() if _top_level(r)}
+    once = once_per_step(program)
+    inside = [any(r in staged for r in program.nodes[k.ops[0]].repeat) for k in kernels]
+    if not any(inside):
+        return None
+    start, end = inside.index(True), len(inside) - 1 - inside[::-1].index(True)
+    first, last, sends = set(), set(), set()
+    for i, k in enumerate(kernels):
+        if inside[i] or k.name in once:
+            continue
+        if k.comms is not None and k.comms.comms.collective == "send":
+            sends.add(k.name)   # a stage's send to the next: on every stage but the last
+        elif i < start:
+            first.add(k.name)
+        elif i > end:
+            last.add(k.name)
+    # only the sends outside: the first stage is every stage but the last, and the busier (as before)
+    return (frozenset(first | sends), frozenset(last)) if first or last else None
+
+
 def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1), once=None):
     """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches;
     with pipeline stages the stage's part × `stretch` = (m + p − 1)/m (the bubble: stages wait for

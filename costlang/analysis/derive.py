@@ -263,7 +263,8 @@ def derive_bounds(a) -> tuple[Step, ...]:
         upper = sympy.Add(TL_T, TC_T, TM_T, TCOMMS_T)
         if stretch != 1:
             lower, upper = sympy.Mul(stretch_t, lower), sympy.Mul(stretch_t, upper)
-    if once_per_step(a.program) and stretch != 1:   # the gradient all-reduce sits outside the stretch
+    if (once_per_step(a.program) and stretch != 1) or t.stages is not None:
+        # the gradient all-reduce sits outside the stretch; or the busier of the first and last stages
         return (Step(lower_t, None, None, None, a.value(t.t_overlap), SECOND),
                 Step(upper_t, None, None, None, a.value(t.t_serial), SECOND))
     return (Step(lower_t, lower, None, unevaluated_subs(lower, env), a.value(t.t_overlap), SECOND),

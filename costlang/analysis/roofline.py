@@ -18,7 +18,7 @@ from costlang.ir.graph import consumers_of_storage, program_outputs
 from costlang.ir.program import Hardware, Program, Value
 from costlang.passes.kernels import Kernel
 from costlang.ir.program import Efficiency
-from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds
+from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds, stage_ends
 from costlang.passes.costs import KernelCost, grouped_sum
 from costlang.analysis.footprint import Footprint, footprint
 from costlang.analysis.memo import bound_value, remembered, smax, smin, ssum
@@ -105,6 +105,10 @@ class Totals:
     #: step's gradient all-reduce): their (ΣT_compute, ΣT_memory, ΣT_comms, launch time), which the
     #: bounds keep outside the (m + p − 1)/m stretch; None otherwise
     once: Optional[tuple] = None
+    #: with p ≥ 2 pipeline stages and kernels outside the staged layers (embedding, head): the
+    #: (lower, upper) bounds of the first stage (the embedding, the sends) and of the last (the
+    #: head); t_overlap and t_serial are the busier stage's. None otherwise
+    stages: Optional[tuple] = None
 
 
 #: where an Analysis keeps its bindings' key among its remembered values
@@ -208,7 +212,7 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
                     for k, cost in zip(kernels, costs))
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None and decide)
+                     decided=levels is None and decide, ends=stage_ends(program, results))
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
@@ -332,7 +336,7 @@ def _ratio(a, b):
 
 
 def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset(),
-            decided: bool = True) -> Totals:
+            decided: bool = True, ends: Optional[tuple] = None) -> Totals:
     """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
     add = lambda attr: ssum((k.count, getattr(k, attr)) for k in kernels)  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
@@ -350,10 +354,23 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     once_sums = _once_sums(kernels, once, hw) if stretch != 1 else None
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, once_sums) \
         if tcomms != 0 or stretch != 1 else (None, None)
+    stages = None
+    if lower is not None and ends is not None:
+        first, last = (_part_sums(kernels, names, hw) for names in ends)   # each stage leaves out the other's
+        stages = tuple(program_bounds(tc - o[0], tm - o[1], tcomms - o[2], t_launch - o[3], stretch, once_sums)
+                       for o in (last, first))
+        lower, upper = smax(stages[0][0], stages[1][0]), smax(stages[0][1], stages[1][1])
     level = _total_level(kernels, hw, bindings) if decided else None
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
-                  tcomms, lower, upper, once_sums if lower is not None else None)
+                  tcomms, lower, upper, once_sums if lower is not None else None, stages)
+
+
+def _part_sums(kernels, names, hw: Hardware) -> tuple:
+    """(ΣT_compute, ΣT_memory, ΣT_comms, launch time) of the named kernels, each × its count."""
+    ks = [k for k in kernels if k.name in names]
+    add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in ks])  # noqa: E731
+    return add("t_compute"), add("t_memory"), add("t_comms"), sympy.Add(*[k.count for k in ks]) * hw.launch
 
 
 def _totals_verdict(tc, tm, tcomms, t_launch, busy, bindings, span) -> Verdict:

@@ -783,3 +783,38 @@ def test_the_64_h100_all_reduce_beside_published_nccl_tests_figures(analyze_exam
     measured = (46 * 10 ** 9, 48 * 10 ** 9)
     assert all(sympy.Rational(91, 100) < m / bus["reduced_outer"] <= 1 for m in measured)
     assert bus["reduced"] < 476 * 10 ** 9
+
+
+def test_the_first_and_last_stages_are_timed_apart():
+    # an embedding-like matmul before the stack, a head after it, 8 layers over pp = 4 stages, m = 8.
+    # Per kernel (1000 TFLOP/s, 2 TB/s): E and each layer: 134,217,728 FLOP (134.217728 ns) and
+    # 2,359,296 B (1.179648 µs); the send: 131,072 B at 50 GB/s + 8 · 2 µs = 18.62144 µs, HBM 262,144 B
+    # (131.072 ns); the head: 2·64·1024·4096 = 536,870,912 FLOP (536.870912 ns), 131,072 + 8,388,608 +
+    # 524,288 = 9,043,968 B (4.521984 µs). Stretch (8 + 3)/8 = 11/8.
+    a = run("parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\nweight E: fp16[1024, 1024]\n"
+            "h = x @ E\ny = repeat(8) layer(h)\nweight H: fp16[1024, 4096]\noutput z = y @ H\n")
+    us = R(1, 10 ** 6)
+    layer_c, layer_m = R(134217728, 10 ** 15), R(1179648, 10 ** 12)
+    send_x, send_m = R(262144, 100 * 10 ** 9) + 16 * us, R(131072, 10 ** 12)
+    head_c, head_m = R(536870912, 10 ** 15), R(4521984, 10 ** 12)
+    # first stage: E, 2 layers and the send (no head); last: 2 layers and the head (no E, no send)
+    first = (3 * layer_c, 3 * layer_m + send_m, send_x)
+    last = (2 * layer_c + head_c, 2 * layer_m + head_m, 0)
+    (l1, u1), (l2, u2) = a.totals.stages
+    assert (l1, u1) == (R(11, 8) * max(first), R(11, 8) * sum(first))        # 25.60448 µs, 31.2044 µs
+    assert (l2, u2) == (R(11, 8) * max(last), R(11, 8) * sum(last))          # 9.46176 µs, 10.569 µs
+    assert (a.totals.t_overlap, a.totals.t_serial) == (l1, u1)
+    # before, each chip ran both ends: 11/8 × 27.752964096 µs = 38.160325632 µs
+    assert u1 == R(31204400128, 10 ** 15) and a.totals.t_serial < R(38160325632, 10 ** 15)
+    from costlang.printers.text.report import report
+    text = report(a)
+    assert "lower bound (communication fully overlapped): max(first stage 25.6 µs, last stage 9.462 µs) = 25.6 µs" in text
+    assert "the first stage alone runs h, y_send; the last alone z" in text
+
+
+def test_one_stage_keeps_both_ends_on_its_chip():
+    # pp = 1: no stage is first or last alone; the bounds are the sums as before (no stages)
+    text = SYSTEM.replace("axis pp = 4", "axis pp = 1")
+    a = load_string(text + "parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\n"
+                    "weight E: fp16[1024, 1024]\nh = x @ E\ny = repeat(8) layer(h)\noutput z = y @ E\n").analyze()
+    assert a.totals.stages is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy
 
 from costlang.analysis.comms import (bound_parts, bubble_fraction, nccl_bandwidths, overlap_estimate,
-                                     pipeline_stretch, system_flops)
+                                     pipeline_stretch, stage_ends, system_flops)
 from costlang.units import BYTE, BYTE_PER_S, FLOP, SECOND
 from costlang.printers.numbers import exact_or_approx, expr_text, human
 from costlang.printers.words.verdicts import bound_text
@@ -73,7 +73,9 @@ def system_lines(a) -> list[str]:
         sent = sum((k.comms.comms.sent for k in collectives), 0)
         lines.append(f"  T_comms {human(v(t.t_comms), SECOND)}; sent per chip {human(v(sent), BYTE)}, "
                      f"system-wide {human(v(chips * sent), BYTE)}")
-        if t.once is not None:
+        if t.stages is not None:
+            lines += _bounds_by_stage(a)
+        elif t.once is not None:
             lines += _bounds_with_once(a, stretch)
         else:
             lines.append(f"  lower bound (communication fully overlapped): {times}launches + max(ΣT_compute, "
@@ -114,6 +116,22 @@ def _bounds_with_once(a, stretch) -> list[str]:
         f"  upper bound (nothing overlapped): {_stretch_words(a.program)} × (pipelined launches + ΣT_compute + ΣT_memory + ΣT_comms)"
         f" + (once-per-step launches + ΣT_compute + ΣT_memory + ΣT_comms) = {k} × {s(parts.stage_upper)} + "
         f"{s(parts.once_upper)} = {s(t.t_serial)}"]
+
+
+def _bounds_by_stage(a) -> list[str]:
+    """The bounds with the first and last pipeline stages timed apart: each stage's, then the busier."""
+    v, t = a.value, a.totals
+    s = lambda e: human(v(e), SECOND)  # noqa: E731
+    first, last = stage_ends(a.program, a.kernels)
+    names = lambda ks: ", ".join(sorted(ks)[:3]) + (", …" if len(ks) > 3 else "") if ks else "nothing"  # noqa: E731
+    (l1, u1), (l2, u2) = t.stages
+    what = "(the stretched stage and the kernels run once per step, as each stage's chips run them)" \
+        if t.once is not None else f"({_stretch_words(a.program)} × each stage's sums)"
+    return [f"  stages timed apart {what}: the first stage alone runs {names(first)}; the last alone "
+            f"{names(last)}; the other stages run neither, so the first or the last is the busiest",
+            f"  lower bound (communication fully overlapped): max(first stage {s(l1)}, last stage {s(l2)}) = "
+            f"{s(t.t_overlap)}",
+            f"  upper bound (nothing overlapped): max(first stage {s(u1)}, last stage {s(u2)}) = {s(t.t_serial)}"]
 
 
 def _parallel_lines(a) -> list[str]:
