@@ -141,11 +141,12 @@ def bubble_fraction(program) -> sympy.Expr:
 
 # --- expert parallel ----------------------------------------------------------------------------
 
-def insert_all_to_all(program, nodes: dict, tensors: dict, expert, sizes, experts: set) -> dict:
+def insert_all_to_all(program, nodes: dict, tensors: dict, expert, sizes, experts: set, share=None) -> dict:
     """Around each expert kernel: the all-to-all that dispatches its tokens to the chips holding their
     experts, and the one that brings the results back (combine). Each moves top_k copies of the
     chip's tokens (`top_k` of the kernel, 1 when unstated); the kernel does 1/p of the work."""
     p = sizes[expert.axis]
+    share = p if share is None else share   # the chips the tokens split over (× the data axis with it)
     algorithm = _option(expert, "algorithm")
     out: dict = {}
     for n in nodes.values():
@@ -162,8 +163,8 @@ def insert_all_to_all(program, nodes: dict, tensors: dict, expert, sizes, expert
                                     n.repeat, n.scope, message=k * x.bytes)
         partial = fresh(f"{n.output}_experts", taken | {routed, name})
         tensors[partial] = dataclasses.replace(tensors[n.output], name=partial, role="intermediate", storage=partial)
-        out[n.name] = dataclasses.replace(n, inputs=(routed,) + n.inputs[1:], output=partial, flops=n.flops / p,
-                                          reads=n.reads / p if n.reads is not None else None)
+        out[n.name] = dataclasses.replace(n, inputs=(routed,) + n.inputs[1:], output=partial, flops=n.flops / share,
+                                          reads=n.reads / share if n.reads is not None else None)
         combine = fresh(f"{n.name}_combine", taken | {routed, name, partial})
         out[combine] = collective_node(program, "all_to_all", algorithm, combine, tensors[partial], n.output,
                                        expert.axis, p, n.span, n.repeat, n.scope, message=k * tensors[partial].bytes)

@@ -66,10 +66,17 @@ class _Propagation:
         self.experts: set[str] = set()               # custom nodes whose experts are split (expert parallel)
         self.gathered: set[str] = set()              # custom gathers from a row-split weight (vocabulary parallel)
         batch = [self.parallel[k] for k in ("data", "expert") if k in self.parallel]
+        self.compound: Optional[tuple] = None    # expert and data together: the batch over both axes
         if len(batch) > 1:
-            raise SemanticError("expert parallelism splits the batch over its own axis, so it does not combine "
-                                "with data parallelism here", batch[1].span,
-                                "give one of them the whole batch: keep `parallel expert` alone")
+            if program.training is not None or "gradients" in dict(batch[0].options):
+                raise SemanticError("expert and data parallelism together are modelled for inference: a "
+                                    "training step would reduce the experts' gradients over the data axis and "
+                                    "the rest over both", batch[1].span,
+                                    "keep `parallel expert` alone for training, or take `train` out")
+            data, expert = batch
+            name = f"{expert.axis}·{data.axis}"   # the tokens split over both: each node its batch, each
+            self.compound = (name, expert.axis, data.axis)   # GPU of it a part (attention data-parallel)
+            batch = [dataclasses.replace(expert, axis=name)]
         self.batch_axes = {split.axis for split in batch}
         self.batch_split: dict[str, tuple] = {}      # custom node → the axes its stated work splits over
         for split in batch:
@@ -479,6 +486,9 @@ def _permuted(src, out, i, bindings):
 
 def _localize(program: Program, p: _Propagation) -> Program:
     sizes = {a.name: a.size for a in program.system.axes}
+    if p.compound is not None:   # the batch over the expert and data axes at once
+        name, inner, outer = p.compound
+        sizes[name] = sizes[inner] * sizes[outer]
     errors: list[CostlangError] = []
     tensors: dict[str, Tensor] = {}
     said: set = set()
@@ -538,7 +548,8 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
     repeats = program.repeats
     pipeline, data, expert = p.parallel.get("pipeline"), p.parallel.get("data"), p.parallel.get("expert")
     if expert is not None:
-        nodes = insert_all_to_all(program, nodes, tensors, expert, sizes, p.experts)
+        share = sizes[p.compound[0]] if p.compound is not None else None
+        nodes = insert_all_to_all(program, nodes, tensors, expert, sizes, p.experts, share)
     if pipeline is not None:
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)

@@ -506,15 +506,21 @@ def test_a_crossing_beyond_the_float_range_prints_its_threshold(cli):
 
 
 def test_a_solution_set_of_isolated_points_prints(cli):
-    # t_kernel() = N·(2+2) B / 2 TB/s = N/(5·10^11) s ≤ 10^-400 s up to N* = 5·10^-389 < 1: the positive-size
-    # domain (N ≥ 1) leaves only the root itself, a FiniteSet, which the printers read as an interval
-    # (AttributeError: 'FiniteSet' object has no attribute 'start'; found by fuzzing)
+    # t_kernel() = N·(2+2) B / 2 TB/s = N/(5·10^11) s ≤ 10^-400 s up to N* = 5·10^-389 < 1. The sign of
+    # t_kernel − 10^-400 at N*/2 is −5·10^-401 (exact): the relation holds on (0, N*], printed with its
+    # end rounded down in exact digits (a float would round 5·10^-389 to 0 and say "N ≤ 0"). An
+    # isolated point (a FiniteSet, once an AttributeError found by fuzzing) prints as `N = value`.
     text = 'use chapter_gpu\ndim N\ninput x: fp16[N]\ny = relu(x)\nsolve "s": t_kernel() <= 1e-400 for N\n'
     for args in (("run",), ("run", "--json"), ("derive",), ("derive", "--format", "latex")):
         status, out, err = cli(text, *args, "t.cost")
         assert status == 0, err
     status, out, _ = cli(None, "run", "t.cost")
-    assert "    holds for N ≈ 5.000e-389\n" in out
+    assert "    holds for N ≤ 5e-389\n" in out
+    import sympy
+    from costlang.printers.text.whatif import _set_text
+    from costlang.units import DIMENSIONLESS
+    N = sympy.Symbol("N", positive=True)
+    assert _set_text(sympy.FiniteSet(sympy.Rational(1, 2) / 10 ** 388), N, DIMENSIONLESS) == "N ≈ 5.000e-389"
 
 
 def test_a_number_to_a_power_with_a_huge_coefficient_is_refused_not_a_memory_error(cli):

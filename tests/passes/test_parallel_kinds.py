@@ -203,10 +203,29 @@ def test_experts_must_divide_over_the_axis():
                                        "of 'y' (moe), and 4 does not divide 6")
 
 
-def test_expert_and_data_parallel_do_not_combine():
+def test_expert_and_data_parallel_combine_for_inference():
+    # experts over pp (4 chips), the batch over pp and dp (4 · 2 = 8): each chip 8/8 = 1 token, 2 of
+    # the 8 experts. The experts' kernel: whole 800,768 FLOP (as in the test above) / 8 = 100,096; the
+    # dispatch: top_k = 2 copies of 1 token · 64 · 2 B = 256 B, 3/4 of it sent over pp:
+    # 192 B / 50 GB/s + 3 · 2 µs
+    a = run(MOE.replace("parallel expert over pp", "parallel expert over pp\nparallel data over dp"))
+    p = a.program
+    assert p.tensors["x"].shape == (1, 1, 64) and p.tensors["y.w_gate"].shape == (2, 64, 128)
+    assert kernel(a, "y.y").flops == 100096
+    dispatch = kernel(a, "y.y_dispatch")
+    assert dispatch.comms.comms.axis == "pp" and dispatch.comms.comms.message == 256
+    assert dispatch.t_comms == R(192, 50 * 10 ** 9) + 3 * R(2, 10 ** 6)
+    # the system's FLOPs: every one of the 8 chips its share
+    from costlang.analysis.comms import system_flops
+    assert a.value(system_flops(a)) == 8 * a.value(a.totals.flops)
+
+
+@pytest.mark.parametrize("data, tail", [("parallel data over dp { gradients = fp32 }", ""),
+                                        ("parallel data over dp", "train { }\n")])
+def test_expert_and_data_parallel_training_is_refused(data, tail):
     with pytest.raises(CostlangError) as e:
-        run(MOE.replace("parallel expert over pp", "parallel expert over pp\nparallel data over dp"))
-    assert "does not combine with data parallelism" in e.value.render()
+        run(MOE.replace("parallel expert over pp", "parallel expert over pp\n" + data) + tail)
+    assert "expert and data parallelism together are modelled for inference" in e.value.render()
 
 
 def test_custom_kernel_splits_its_stated_work_with_the_batch():

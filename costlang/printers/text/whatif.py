@@ -280,7 +280,8 @@ def _set_text(s: sympy.Set, x, unit) -> str:
     parts = []
     for iv in (s.args if isinstance(s, sympy.Union) else (s,)):
         if isinstance(iv, sympy.FiniteSet):  # isolated points (a relation met at a root only)
-            parts += [f"{x} = {_v(point, unit)}" for point in iv.args]
+            texts = [_v(point, unit) for point in iv.args]
+            parts += [f"{x} {t}" if t.startswith("≈") else f"{x} = {t}" for t in texts]
             continue
         lo = "" if iv.start == 0 else _end_text(iv.start, unit, +1)
         hi = "" if iv.end == sympy.oo else _end_text(iv.end, unit, -1)

@@ -59,7 +59,9 @@ def threshold(value: sympy.Expr, direction: int = 0) -> tuple[str, bool]:
     x = sympy.N(value, 30)
     if not x.is_real:
         return str(value), True
-    text = _directed(float(x), direction) if math.isfinite(float(x)) else _directed_huge(x, direction)
+    f = float(x)
+    # beyond the float range either way (10^400, or 10^-389, which a float rounds to 0): exact digits
+    text = _directed(f, direction) if math.isfinite(f) and (f != 0 or x == 0) else _directed_huge(x, direction)
     return (f"≈ {text}" if direction == 0 else text), False
 
 
@@ -96,11 +98,13 @@ def _directed(x: float, direction: int) -> str:
 
 
 def _directed_huge(x: sympy.Float, direction: int) -> str:
-    """`_directed` for a value beyond the float range (a threshold of 10^400): the same 4
-    significant digits, from exact integer arithmetic on the 30-digit value.
+    """`_directed` for a value beyond the float range (a threshold of 10^400 or 10^-400): the same
+    4 significant digits, from exact integer arithmetic on the 30-digit value.
 
     >>> _directed_huge(sympy.N(sympy.Rational(13, 3) * 10 ** 400, 30), -1)
     '4.333e+400'
+    >>> _directed_huge(sympy.N(sympy.Rational(1, 2) / 10 ** 388, 30), -1)
+    '5e-389'
     """
     exp = int(sympy.floor(sympy.log(abs(x), 10))) - (_DIGITS - 1)
     scaled = x / sympy.Integer(10) ** exp
