@@ -192,7 +192,7 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
 
 
 def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
-                     levels: Optional[dict] = None, decide: bool = True) -> Analysis:
+                     levels: Optional[dict] = None, decide: bool = True, stages: bool = True) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
     solves or comparisons (`analysis.pipeline.analyze` adds them).
 
@@ -201,7 +201,8 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     uses it for the program with its hardware made symbolic, whose verdicts nobody reads and
     whose level order the numeric analysis has already settled. `decide=False` keeps the binding
     levels but decides no verdict either (a solve's analysis with X free: its sides read times,
-    never verdicts)."""
+    never verdicts). `stages=False` keeps a pipeline's bounds over every kernel (the first and
+    last stages not timed apart): for an analysis whose bounds nobody reads."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -212,7 +213,9 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
                     for k, cost in zip(kernels, costs))
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None and decide, ends=stage_ends(program, results))
+                     decided=levels is None and decide,
+                     # the hardware-symbolic program of a solve's general form keeps the simpler bounds
+                     ends=stage_ends(program, results) if levels is None and stages else None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
@@ -352,18 +355,27 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span) \
         if decided else Verdict(UNDECIDED)
     once_sums = _once_sums(kernels, once, hw) if stretch != 1 else None
+    bounded = tcomms != 0 or stretch != 1
     lower, upper = program_bounds(tc, tm, tcomms, t_launch, stretch, once_sums) \
-        if tcomms != 0 or stretch != 1 else (None, None)
+        if bounded and ends is None else (None, None)
     stages = None
-    if lower is not None and ends is not None:
+    if bounded and ends is not None:
         first, last = (_part_sums(kernels, names, hw) for names in ends)   # each stage leaves out the other's
         stages = tuple(program_bounds(tc - o[0], tm - o[1], tcomms - o[2], t_launch - o[3], stretch, once_sums)
                        for o in (last, first))
-        lower, upper = smax(stages[0][0], stages[1][0]), smax(stages[0][1], stages[1][1])
+        lower, upper = (_busier(stages[0][i], stages[1][i]) for i in (0, 1))
     level = _total_level(kernels, hw, bindings) if decided else None
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
                   tcomms, lower, upper, once_sums if lower is not None else None, stages)
+
+
+def _busier(first, last):
+    """The larger of two stages' bounds: a number when both are; else max() left as it stands (sympy
+    would compare two sums of max() over a model's kernels term by term, for seconds)."""
+    if not first.free_symbols and not last.free_symbols:
+        return first if first >= last else last
+    return sympy.Max(first, last, evaluate=False)
 
 
 def _part_sums(kernels, names, hw: Hardware) -> tuple:

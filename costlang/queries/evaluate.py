@@ -77,11 +77,11 @@ def _per(program, expr) -> Optional[str]:
     return "chip" if chip and not system else "system" if system and not chip else None
 
 
-def analyze_with_queries(program, fusion=None, hardware=None, decide: bool = True):
+def analyze_with_queries(program, fusion=None, hardware=None, decide: bool = True, stages: bool = True):
     """The roofline analysis (`analysis.roofline`) with the file's lets and queries answered, and
     no solves or comparisons: what a solve, a sweep or a scenario re-analyses (`decide=False`: no
     verdict decided, for a solve's sides)."""
-    analysis = analyze_roofline(program, fusion=fusion, hardware=hardware, decide=decide)
+    analysis = analyze_roofline(program, fusion=fusion, hardware=hardware, decide=decide, stages=stages)
     analysis.queries = answer_queries(analysis)
     return analysis
 

@@ -206,10 +206,12 @@ class _Setup:
 
 def _setup(analysis, target: Name) -> _Setup:
     p, name = analysis.program, target.id
-    # a solve's sides read times, never verdicts: only a regime map decides each kernel's bound
+    # a solve's sides read times, never verdicts: only a regime map decides each kernel's bound;
+    # and the pipeline's stages are timed apart only where a side or a let reads the bounds
     decide = any(s.relation == "regimes" and s.target.id == name for s in p.solves)
+    stages = bool(_calls(p) & {"t_overlap", "t_serial", "t_estimate"})
     again = lambda prog: analyze_with_queries(prog, fusion=analysis.fusion, hardware=analysis.hardware.name,  # noqa: E731
-                                              decide=decide)
+                                              decide=decide, stages=stages)
     if name in p.symbols:
         sdef = p.symbols[name]
         if sdef.value is None:  # already free: the analysis itself has X in every figure
@@ -224,6 +226,22 @@ def _setup(analysis, target: Name) -> _Setup:
     raise SolveError(f"cannot solve for '{name}': it is not a dim or param of this file", target.span,
                      did_you_mean(name, [*p.symbols, *HARDWARE_TARGETS])
                      or "solve for a dim, a param, `bandwidth` or `peak`")
+
+
+def _calls(program) -> set:
+    """The functions the file's solves and lets call (the sides of a solve may read a let)."""
+    found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
+    todo += [let.value for let in program.lets.values()]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, Call):
+            found.add(e.func)
+            todo += list(e.args)
+        elif hasattr(e, "left"):
+            todo += [e.left, e.right]
+        elif hasattr(e, "operand"):
+            todo.append(e.operand)
+    return found
 
 
 def _plain_number(v: Value) -> bool:
