@@ -397,11 +397,7 @@ def _totals_verdict(tc, tm, tcomms, t_launch, busy, bindings, span) -> Verdict:
 
 def _once_sums(kernels, once, hw: Hardware):
     """(ΣT_compute, ΣT_memory, ΣT_comms, launches) of the kernels run once per step (None: there are none)."""
-    ks = [k for k in kernels if k.name in once]
-    if not ks:
-        return None
-    add = lambda attr: sympy.Add(*[k.count * getattr(k, attr) for k in ks])  # noqa: E731
-    return add("t_compute"), add("t_memory"), add("t_comms"), sympy.Add(*[k.count for k in ks]) * hw.launch
+    return _part_sums(kernels, once, hw) if any(k.name in once for k in kernels) else None
 
 
 def _total_level(kernels, hw: Hardware, bindings) -> Optional[str]:

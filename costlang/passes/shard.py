@@ -641,7 +641,7 @@ def _insert_gather(program, node: OpNode, operand: str, dim: int, axis, size, te
     shape = tuple(d * size if i == dim else d for i, d in enumerate(source.shape))
     tensors[whole] = dataclasses.replace(source, name=whole, shape=shape, role="intermediate", storage=whole,
                                          partial=False)
-    name = fresh(f"{tensors[operand].storage}_all_gather", taken | {whole})   # a view (Kᵀ) is named for K
+    name = fresh(f"{source.storage}_all_gather", taken | {whole})   # a view (Kᵀ) is named for K
     nodes[name] = collective_node(program, "all_gather", None, name, source, whole, axis, size, node.span,
                                   node.repeat, node.scope)
     return dataclasses.replace(node, inputs=tuple(whole if x == operand else x for x in node.inputs))

@@ -30,7 +30,7 @@ from sympy.core.function import PoleError
 
 from costlang.budget import time_budget
 from costlang.errors import BudgetError, SolveError, Span, UnitError, did_you_mean
-from costlang.ir.expr import Call, Expr, Name
+from costlang.ir.expr import BinOp, Call, Expr, Name, Neg
 from costlang.ir.statements import Solve
 from costlang.frontend.expr import unit_words
 from costlang.ir.program import Value
@@ -237,9 +237,9 @@ def _calls(program) -> set:
         if isinstance(e, Call):
             found.add(e.func)
             todo += list(e.args)
-        elif hasattr(e, "left"):
+        elif isinstance(e, BinOp):
             todo += [e.left, e.right]
-        elif hasattr(e, "operand"):
+        elif isinstance(e, Neg):
             todo.append(e.operand)
     return found
 
