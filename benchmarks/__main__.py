@@ -301,7 +301,7 @@ def _zoo(t: Table, floor: float, repeat: int) -> None:
 
 
 def _csv_sweep(t: Table, repeat: int) -> None:
-    """A 10⁶-point sweep written as CSV (the issue's command), against the same sweep of one point:
+    """A 10⁶-point sweep written as CSV (`sweep ... --over B --over P --show tokens/s --csv`), against the same sweep of one point:
     the difference is the evaluation and the writing of 10⁶ rows."""
     f = str(EXAMPLES / "queries/llm_decode_batch.cost")
 
