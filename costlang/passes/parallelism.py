@@ -212,19 +212,21 @@ def zero_shard(n, size, bindings) -> sympy.Expr:
     return part if not bound.is_number or bound.is_integer else sympy.ceiling(part)
 
 
-def stage_share(program, repeats) -> sympy.Expr:
-    """The part of the trainable parameters one pipeline stage holds: n with the stages' repeat
-    counts over n with the whole model's (1 without a pipeline)."""
-    def n(reps):
-        return sympy.Add(*[t.numel * sympy.Mul(*[reps[r].count for r in t.repeat])
-                           for t in program.tensors.values()
+def stage_share(program, repeats, tensors=None) -> sympy.Expr:
+    """The part of the trainable parameters one chip holds: n with the stage's repeat counts and the
+    chip's split of each weight (tensor or expert parallelism: `tensors`, the sharded ones) over n
+    with the whole model's (1 without a pipeline or a split weight)."""
+    def n(reps, held):
+        return sympy.Add(*[held[k].numel * sympy.Mul(*[reps[r].count for r in t.repeat])
+                           for k, t in program.tensors.items()
                            if t.role == "weight" and not t.frozen and t.storage == t.name])
-    whole = n(program.repeats)
-    return sympy.cancel(n(repeats) / whole) if whole != 0 else sympy.Integer(1)
+    whole = n(program.repeats, program.tensors)
+    return sympy.cancel(n(repeats, tensors or program.tensors) / whole) if whole != 0 else sympy.Integer(1)
 
 
 def scale_to_stage(program, nodes: dict, tensors: dict, share) -> None:
-    """A pipeline stage's gradient buffer, optimizer states and update: `share` of the whole model's."""
+    """One chip's gradient buffer, optimizer states and update: `share` of the whole model's (its
+    pipeline stage's layers, its part of each weight split over tensor or expert axes)."""
     training = program.training
     if share == 1:
         return

@@ -554,8 +554,8 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
     share = sympy.Integer(1)
-    if pipeline is not None and program.training is not None:  # each stage updates its own layers
-        share = stage_share(program, repeats)
+    if program.training is not None:  # each chip updates its stage's layers, its part of each weight
+        share = stage_share(program, repeats, tensors)
         scale_to_stage(program, nodes, tensors, share)
     if data is not None and program.training is not None:
         nodes = insert_zero(program, nodes, tensors, data, sizes, share)

@@ -155,6 +155,47 @@ train { optimizer = adamw; master = fp32; zero = 1; micro_batches = 2 }
     assert kernel(a, "y.matmul").count == 4 and kernel(a, "y_send").count == 2
 
 
+@pytest.mark.parametrize("tp, pp", [(2, 1), (4, 2), (1, 1)])
+def test_tensor_parallel_chips_hold_and_update_their_part_of_each_weight(tp, pp):
+    # Megatron MLP layers (W column-, V row-parallel) under tensor parallelism over tp chips, pipeline
+    # over pp, ZeRO-1 over dp = 2. One layer: W and V fp16[1024, 1024], 2·1024² parameters; 4 layers:
+    # n = 8·1024². A chip holds 1/tp of each weight of its stage's 4/pp layers: n/(tp·pp) parameters,
+    # and so 1/(tp·pp) of the gradient buffer and of the states (before ZeRO's 1/2 of the states):
+    #   resident = 2·c (weights) + 2·c (gradients) + 12·c/2 (master, m, v over dp) = 10·c, c = n/(tp·pp)
+    #   the update: 14 FLOPs per parameter of the chip's shard, c/2: 7·c
+    #   the reduce-scatter of the chip's fp16 gradients: 2·c bytes
+    # (before the fix, the gradients, states and reduce-scatter ignored the tensor split: at tp = 2,
+    # 2·n gradient bytes instead of n)
+    text = f"""
+hardware chip {{ peak fp16 = 1000 TFLOP/s; peak fp32 = 500 TFLOP/s; memory HBM {{ bandwidth = 2 TB/s; capacity = 80 GB }}; launch = 0 s }}
+system mesh {{
+  chip = chip
+  axis tp = {tp}
+  axis pp = {pp}
+  axis dp = 2
+  link NVLink over tp, dp {{ one_way = 100 GB/s }}
+  link InfiniBand over pp {{ one_way = 50 GB/s }}
+}}
+use system mesh
+block layer(x: fp16[b, d]) {{
+    weight W: fp16[d, d]
+    weight V: fp16[d, d]
+    return (x @ W) @ V
+}}
+parallel tensor over tp
+parallel pipeline over pp {{ microbatches = 4 }}
+parallel data over dp
+input x: fp16[64, 1024]
+output y = repeat(4) layer(x)
+train {{ optimizer = adamw; master = fp32; zero = 1 }}
+"""
+    a = load_string(text).analyze()
+    c = 8 * 1024 * 1024 // (tp * pp)
+    assert a.value(a.footprint.resident) == 10 * c
+    assert a.value(kernel(a, "optimizer.update").flops) == 7 * c
+    assert kernel(a, "gradients_reduce_scatter").comms.comms.message == 2 * c
+
+
 def test_stage_3_counts_two_units_of_gathered_weights_in_flight():
     # examples/training/chips_for_deadline.cost: 32 layers of a [4096, 26700] and a [26700, 4096] bf16
     # weight, ZeRO-3 over n GPUs. One layer is one FSDP unit, 2·4096·26700·2 = 437,452,800 B; two
