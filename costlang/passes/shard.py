@@ -58,7 +58,15 @@ class _Propagation:
         self.spec: dict[str, Spec] = {}
         self.explicit: dict[str, object] = {}        # tensor → the span of its shard line
         self.view_of: dict[str, tuple] = {}          # a view of a free tensor → (source, node)
+        self.view_maps: dict[tuple, int] = {}        # (from shape, to shape, split dim) → the dim it went to
         self.partial: dict[str, str] = {}            # node → axis its result is a partial sum over
+        self.producer: dict[str, str] = {}           # tensor → the node that writes it
+        self.readers: dict[str, int] = {}            # tensor → how many nodes read it
+        for n in program.nodes.values():
+            if n.output:
+                self.producer[n.output] = n.name
+            for t in n.inputs:
+                self.readers[t] = self.readers.get(t, 0) + 1
         self.parallel = {s.kind: s for s in program.parallels}
         for s in program.shardings:
             self.spec[s.tensor] = s.axes
@@ -148,6 +156,7 @@ class _Propagation:
                 self.fix(x, self.spec[forward], n.span)
         handler = getattr(self, "_" + n.kind, None)
         out = handler(n) if handler else self._whole(n)
+        self._sum_of_partials(n)
         if self._weight_gradient(n) and self.partial.get(n.name) == self.data.axis:
             # a weight's gradient summed over the chip's part of the batch: the data-parallel sum is
             # the step's one gradient reduction (all-reduce, or reduce-scatter under ZeRO), not a
@@ -157,6 +166,23 @@ class _Propagation:
         if n.output and out is not None:
             self.spec[n.output] = tuple(out)
             _check_distinct(out, self.partial.get(n.name), n)
+
+    def _sum_of_partials(self, n: OpNode) -> None:
+        """A sum of partial sums over one axis is a partial sum over it: the all-reduce moves after
+        the add (a backward's gradient of a tensor several column-parallel matmuls read, e.g. the
+        normed input of Q, K and V: one all-reduce, as Megatron-LM has, not one per matmul). Only
+        where each operand is read by this add alone (another reader needs it reduced)."""
+        if n.kind != "elementwise" or n.op is None or n.op.name != "add" or len(n.inputs) < 2:
+            return
+        producers = [self.producer.get(t) for t in n.inputs]
+        axes = {self.partial.get(k) for k in producers}
+        if len(axes) != 1 or None in axes or any(self.readers.get(t, 0) != 1 for t in n.inputs):
+            return
+        if self._weight_gradient(n) or any(k in self.deferred for k in producers):
+            return
+        for k in producers:
+            del self.partial[k]
+        self.partial[n.name] = axes.pop()
 
     def _whole(self, n: OpNode) -> Optional[Spec]:
         """custom kernels: inputs whole; the result whole (its figures are per chip as stated). A first
@@ -411,31 +437,41 @@ def _view_forward(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(src, spec, out, p.program.bindings, n)
+    return _carry(src, spec, out, p.program.bindings, n, p.view_maps)
 
 
 def _view_inverse(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(out, spec, src, p.program.bindings, n)
+    return _carry(out, spec, src, p.program.bindings, n, p.view_maps)
 
 
-def _carry(src, spec, out, bindings, n) -> Spec:
+def _carry(src, spec, out, bindings, n, maps=None) -> Spec:
     """A reshape keeps a split when the split dim starts where a dim of the result starts (same
     product of the dims before it) and that dim is its outermost part (a run of result dims from it
     multiplies to the split dim) or holds it whole (a run of source dims from it multiplies to that
     dim): the split goes to that dim. Otherwise the view also permutes (the stdlib's attention lays
     [b, s, heads·head_dim] out as [b, kv_heads, group·s, head_dim]): when it keeps its leading (batch)
     dims, the split goes to the outermost result dim past them that has the split dim's symbols and
-    divides it or is a multiple of it (heads go to kv_heads; the sequence never takes a split of heads)."""
+    divides it or is a multiple of it (heads go to kv_heads; the sequence never takes a split of heads).
+    Sizes alone can be ambiguous where the numbers coincide (a literal sequence of 1024 = kv_heads ·
+    head_dim): a permuting view that undoes an earlier one (the attention's output back to
+    [b, s, heads·head_dim]) sends the split back where the earlier view took it from (`maps`)."""
     result = [None] * len(out)
+    maps = {} if maps is None else maps
+    key = (tuple(src), tuple(out))
     for i, axis in enumerate(spec):
         if axis is None:
             continue
         j = _positional(src, out, i, bindings)
         if j is None:
+            j = next((a for (a_shape, b_shape, a), b in maps.items()
+                      if (b_shape, a_shape) == key and b == i), None)
+        if j is None:
             j = _permuted(src, out, i, bindings)
+            if j is not None:
+                maps[key + (i,)] = j
         if j is None:
             raise SemanticError(f"this reshape cannot keep the split of dimension {i} (over {axis})", n.span,
                                 "a split survives a reshape only as the outermost part of a merged or split dim")

@@ -1,5 +1,7 @@
 """Sharding a training step: the collectives of the backward follow from the splits (passes/shard.py
 on the graph frontend/backward.py derives), where Megatron-LM places them."""
+import sympy
+
 from costlang import load_string
 
 TP_MLP = """use system dgx_h100
@@ -95,3 +97,49 @@ def test_a_rowwise_backward_of_several_operands_keeps_the_batch_split():
     grads = [n for n in a.program.nodes.values() if n.kind == "rowwise" and len(n.inputs) > 1]   # grad_softmax
     assert grads and all(a.value(a.program.tensors[n.output].numel) == 4 * 64 for n in grads)
     assert a.value(a.program.tensors["W.grad"].numel) == 64 * 64
+
+
+TINY_LLAMA = """import llm
+system s {
+  chip = h100_sxm
+  axis gpu = 2
+  link NVLink over gpu { one_way = 450 GB/s }
+}
+use system s
+parallel tensor over gpu
+SEQ
+input ids: int32[2, S]
+logits = llama_prefill(ids, vocab = 64, d = 32, layers = 1, heads = 4, kv_heads = 4, head_dim = 8, ffn = 64, \\
+                       wt = bf16, kt = bf16, at = bf16, it = int32)
+output logits
+train { optimizer = adamw; master = fp32 }
+"""
+
+
+def test_a_llama_layers_backward_all_reduces_twice_as_megatron_does():
+    a = load_string(TINY_LLAMA.replace("SEQ", "dim S = 16")).analyze()
+    collectives = [n for n, x in a.program.nodes.items() if x.kind == "collective"]
+    # Megatron-LM (Shoeybi et al. 2019, Fig. 4): per layer two all-reduces forward (after the row-parallel
+    # output projection and down projection) and two backward (operator f's: the gradient of the normed
+    # input that Q, K and V, or gate and up, read). The three column-parallel matmuls' input gradients are
+    # partial sums over the same axis: summed first, all-reduced once (before: three, and two for the MLP).
+    # Besides the layer: the vocabulary-parallel embedding's forward all-reduce and the lm_head's input
+    # gradient (the head is column-parallel over the vocabulary).
+    assert collectives == ["logits.x_all_reduce", "logits.layer.attn_all_reduce", "logits.layer.mlp_all_reduce",
+                           "logits.rms_norm.grad_all_reduce", "logits.layer.mlp.rms_norm.grad_sum_all_reduce",
+                           "logits.layer.attn.rms_norm.grad_sum_2_all_reduce"]
+    k = next(k for k in a.kernels if k.name == "logits.layer.attn.rms_norm.grad_sum_2_all_reduce")
+    # the summed gradient [2, 16, 32] bf16 = 2048 B; a ring over 2 sends 2·(1/2)·n = n at 450 GB/s
+    assert a.value(k.comms.comms.message) == 2048
+    assert a.value(k.t_comms) == sympy.Rational(2048, 450 * 10 ** 9)
+
+
+def test_a_literal_sequence_that_equals_another_size_keeps_the_heads_split():
+    # S = 16, a multiple of kv_heads: the attention's output view [b, kv_heads, group·s, head_dim] =
+    # [2, 4, 16, 8] back to [b, s, heads·head_dim] = [2, 16, 32] could send the heads' split to the
+    # sequence by the sizes alone; it goes back where the Q view took it from, and the
+    # program is the one a named `dim S = 16` gives (before: refused at the residual add)
+    literal = load_string(TINY_LLAMA.replace("SEQ", "").replace("[2, S]", "[2, 16]")).analyze()
+    named = load_string(TINY_LLAMA.replace("SEQ", "dim S = 16")).analyze()
+    assert [(k.name, literal.value(k.flops), literal.value(k.bytes)) for k in literal.kernels] == \
+        [(k.name, named.value(k.flops), named.value(k.bytes)) for k in named.kernels]
