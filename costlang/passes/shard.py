@@ -60,6 +60,8 @@ class _Propagation:
         self.view_of: dict[str, tuple] = {}          # a view of a free tensor → (source, node)
         self.view_maps: dict[tuple, int] = {}        # (from shape, to shape, split dim) → the dim it went to
         self.partial: dict[str, str] = {}            # node → axis its result is a partial sum over
+        self.summed_later: dict[str, str] = {}       # partial node → axis, all-reduced after a sum of partials
+        self.partial_sums: set[str] = set()          # the adds of partials (each chip adds whole tensors)
         self.producer: dict[str, str] = {}           # tensor → the node that writes it
         self.readers: dict[str, int] = {}            # tensor → how many nodes read it
         for n in program.nodes.values():
@@ -180,9 +182,10 @@ class _Propagation:
             return
         if self._weight_gradient(n) or any(k in self.deferred for k in producers):
             return
-        for k in producers:
-            del self.partial[k]
+        for k in producers:   # each still did its part of the contraction (its work is split)
+            self.summed_later[k] = self.partial.pop(k)
         self.partial[n.name] = axes.pop()
+        self.partial_sums.add(n.name)
 
     def _whole(self, n: OpNode) -> Optional[Spec]:
         """custom kernels: inputs whole; the result whole (its figures are per chip as stated). A first
@@ -610,7 +613,10 @@ def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
         return set()
     if n.kind in ("reduce", "rowwise"):
         return {a for a in p.spec.get(n.inputs[0], ()) if a}
-    return ({a for a in (spec or ()) if a} | ({p.partial[n.name]} if n.name in p.partial else set())
+    # a matmul whose partial result is all-reduced here or after a sum of partials did its part of
+    # the contraction; the sum itself adds whole tensors on every chip
+    contracted = None if n.name in p.partial_sums else (p.partial.get(n.name) or p.summed_later.get(n.name))
+    return ({a for a in (spec or ()) if a} | ({contracted} if contracted else set())
             | ({p.data.axis} if n.name in p.deferred else set()))
 
 

@@ -132,6 +132,12 @@ def test_a_llama_layers_backward_all_reduces_twice_as_megatron_does():
     # the summed gradient [2, 16, 32] bf16 = 2048 B; a ring over 2 sends 2·(1/2)·n = n at 450 GB/s
     assert a.value(k.comms.comms.message) == 2048
     assert a.value(k.t_comms) == sympy.Rational(2048, 450 * 10 ** 9)
+    # each matmul still does its half of the contraction: dQ'[2·16, 32/2]·Wqᵀ[32/2, 32] = 2·32·16·32 =
+    # 32,768 FLOP per chip; the sums add whole [2, 16, 32] tensors on each chip: 1,024 FLOP each
+    nodes = a.program.nodes
+    assert a.value(nodes["logits.layer.attn.rms_norm.grad_3"].flops) == 32_768
+    assert a.value(nodes["logits.layer.attn.rms_norm.grad_sum"].flops) == 1024
+    assert a.value(nodes["logits.layer.attn.rms_norm.grad_sum_2"].flops) == 1024
 
 
 def test_a_literal_sequence_that_equals_another_size_keeps_the_heads_split():
