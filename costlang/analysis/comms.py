@@ -156,12 +156,14 @@ def bound_parts(totals) -> Optional[BoundParts]:
 
 
 def stage_ends(program, kernels) -> Optional[tuple]:
-    """With p ≥ 2 pipeline stages: (first only, last only), the names of the kernels that run on the
-    first stage alone (outside the staged layers and before them: the embedding; and the stages'
-    sends, which every stage but the last makes) and on the last alone (after the layers: the final
-    norm, the head). None without a pipeline, with one stage or a stage count left free, or when
-    every kernel is staged."""
-    from costlang.passes.parallelism import _top_level
+    """With p ≥ 2 pipeline stages: (first only, last only, middle), the names of the kernels that run
+    on the first stage alone (outside the staged layers and before them: the embedding; and the
+    stages' forward sends, which every stage but the last makes), on the last alone (after the layers:
+    the final norm, the head; and a training step's backward sends, which every stage but the first
+    makes), and, with p ≥ 3 stages and sends both ways, what a middle stage leaves out (the ends' own
+    kernels, not the sends: it makes both), else None. None without a pipeline, with one stage or a
+    stage count left free, or when every kernel is staged."""
+    from costlang.passes.parallelism import _top_level, is_backward_send
     spec = next((s for s in program.parallels if s.kind == "pipeline"), None)
     if spec is None or program.system is None:
         return None
@@ -173,19 +175,41 @@ def stage_ends(program, kernels) -> Optional[tuple]:
     inside = [any(r in staged for r in program.nodes[k.ops[0]].repeat) for k in kernels]
     if not any(inside):
         return None
-    start, end = inside.index(True), len(inside) - 1 - inside[::-1].index(True)
-    first, last, sends = set(), set(), set()
+    training = program.training
+    forward = set(training.forward_nodes) if training is not None else None
+    is_forward = [forward is None or k.ops[0] in forward for k in kernels]
+    data = next((s.axis for s in program.parallels if s.kind == "data"), None)
+
+    def span(which):
+        at = [i for i in range(len(kernels)) if inside[i] and is_forward[i] == which]
+        return (at[0], at[-1]) if at else (None, None)
+    (start, end), (back_start, back_end) = span(True), span(False)
+    if start is None:
+        return None
+    first, last, sends, back = set(), set(), set(), set()
     for i, k in enumerate(kernels):
+        node = program.nodes[k.ops[0]]
         if inside[i] or k.name in once:
             continue
         if k.comms is not None and k.comms.comms.collective == "send":
-            sends.add(k.name)   # a stage's send to the next: on every stage but the last
-        elif i < start:
-            first.add(k.name)
-        elif i > end:
-            last.add(k.name)
-    # only the sends outside: the first stage is every stage but the last, and the busier (as before)
-    return (frozenset(first | sends), frozenset(last)) if first or last else None
+            # a send to the next stage: every stage but the last; a gradient's back: all but the first
+            (back if is_backward_send(node) else sends).add(k.name)
+        elif (k.comms is not None and k.comms.comms.axis == data) or (training is not None and (
+                node.name == training.update or node.scope.startswith("optimizer"))):
+            continue   # the data-parallel collectives and the update: every stage, on its own part
+        elif is_forward[i]:
+            if i < start:
+                first.add(k.name)      # the embedding
+            elif i > end:
+                last.add(k.name)       # the final norm, the head, the loss
+        elif back_start is not None and i < back_start:
+            last.add(k.name)           # their backward
+        elif back_end is not None and i > back_end:
+            first.add(k.name)          # the embedding's backward
+    if not (first or last or back):
+        return None
+    middle = frozenset(first | last) if p >= 3 and sends and back else None
+    return frozenset(first | sends), frozenset(last | back), middle
 
 
 def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1), once=None):

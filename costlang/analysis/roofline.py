@@ -106,8 +106,9 @@ class Totals:
     #: bounds keep outside the (m + p − 1)/m stretch; None otherwise
     once: Optional[tuple] = None
     #: with p ≥ 2 pipeline stages and kernels outside the staged layers (embedding, head): the
-    #: (lower, upper) bounds of the first stage (the embedding, the sends) and of the last (the
-    #: head); t_overlap and t_serial are the busier stage's. None otherwise
+    #: (lower, upper) bounds of the first stage (the embedding, the forward sends), of the last (the
+    #: head, a training step's backward sends) and, with p ≥ 3 stages and sends both ways, of a middle
+    #: stage (both sends); t_overlap and t_serial are the busiest stage's. None otherwise
     stages: Optional[tuple] = None
 
 
@@ -360,22 +361,23 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
         if bounded and ends is None else (None, None)
     stages = None
     if bounded and ends is not None:
-        first, last = (_part_sums(kernels, names, hw) for names in ends)   # each stage leaves out the other's
+        # each end leaves out the other's kernels; a middle stage both ends' own (not the sends)
+        left_out = (ends[1], ends[0]) + ((ends[2],) if ends[2] is not None else ())
         stages = tuple(program_bounds(tc - o[0], tm - o[1], tcomms - o[2], t_launch - o[3], stretch, once_sums)
-                       for o in (last, first))
-        lower, upper = (_busier(stages[0][i], stages[1][i]) for i in (0, 1))
+                       for o in (_part_sums(kernels, names, hw) for names in left_out))
+        lower, upper = (_busier(*[stage[i] for stage in stages]) for i in (0, 1))
     level = _total_level(kernels, hw, bindings) if decided else None
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
                   tcomms, lower, upper, once_sums if lower is not None else None, stages)
 
 
-def _busier(first, last):
-    """The larger of two stages' bounds: a number when both are; else max() left as it stands (sympy
-    would compare two sums of max() over a model's kernels term by term, for seconds)."""
-    if not first.free_symbols and not last.free_symbols:
-        return first if first >= last else last
-    return sympy.Max(first, last, evaluate=False)
+def _busier(*stages):
+    """The largest of the stages' bounds: a number when all are; else max() left as it stands (sympy
+    would compare sums of max() over a model's kernels term by term, for seconds)."""
+    if not any(e.free_symbols for e in stages):
+        return max(stages)
+    return sympy.Max(*stages, evaluate=False)
 
 
 def _part_sums(kernels, names, hw: Hardware) -> tuple:

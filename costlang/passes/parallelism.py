@@ -14,6 +14,7 @@ same, with
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import sympy
 
@@ -22,7 +23,7 @@ from costlang.ir.program import OpNode, Repeat, Tensor
 from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage", "is_backward_send"]
 
 
 def fresh(name: str, taken) -> str:
@@ -87,17 +88,24 @@ def _top_level(r) -> bool:
 
 
 def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
-    """After each top-level repeat's output: the stage's `send` to the next stage. Interleaved
-    (`virtual = v`), each micro-batch crosses v times as many stage boundaries: v times the bytes
-    and the latency terms."""
+    """After each top-level repeat's output: the stage's `send` to the next stage; in a training step
+    also, where the gradient of that output enters the layers' backward, the send of that gradient
+    back to the previous stage (`{ direction = backward }`). Interleaved (`virtual = v`), each
+    micro-batch crosses v times as many stage boundaries: v times the bytes and the latency terms."""
     m = _option(pipeline, "microbatches", sympy.Integer(1))
     v = _option(pipeline, "virtual", sympy.Integer(1))
     if sizes[pipeline.axis].xreplace(program.bindings) == 1:
         return nodes   # one stage: nothing crosses to another
-    outputs = {r.name for r in program.repeats.values() if _top_level(r)}
+    tops = [r for r in program.repeats.values() if _top_level(r)]
+    crossing = {r.name: r.name for r in tops}      # tensor → what it crosses (forward: the output)
+    if program.training is not None:
+        for r in tops:
+            grad = _gradient_entering(program, r)
+            if grad is not None:
+                crossing[grad] = r.name
     out: dict = {}
     for n in nodes.values():
-        if n.output not in outputs:
+        if n.output not in crossing:
             out[n.name] = n
             continue
         taken = set(tensors) | set(nodes) | set(out)
@@ -108,12 +116,32 @@ def insert_sends(program, nodes: dict, tensors: dict, pipeline, sizes) -> dict:
         send = collective_node(program, "send", None, name, tensors[stage], n.output, pipeline.axis,
                                sizes[pipeline.axis], pipeline.span, scope=n.scope,
                                repeat=tuple(r for r in n.repeat if r == "micro_batches"))
+        if n.output != crossing[n.output]:
+            send = dataclasses.replace(send, options=(("direction", "backward"),))
         # m micro-batches cross one after another: the same bytes in all, m latency terms
         c = send.comms
         out[name] = dataclasses.replace(send, comms=dataclasses.replace(
             c, steps=c.steps * m * v, steps_formula=c.steps_formula * m * v, sent=c.sent * v,
             sent_formula=c.sent_formula * v))
     return out
+
+
+def _gradient_entering(program, r) -> Optional[str]:
+    """The gradient of repeat r's output that its layers' backward reads: the last tensor written
+    outside the layers, named as a gradient of the output, that a node inside them reads."""
+    inside = lambda n: r.name in n.repeat  # noqa: E731
+    read_inside = {t for n in program.nodes.values() if inside(n) for t in n.inputs}
+    found = None
+    for n in program.nodes.values():
+        if (n.output and not inside(n) and n.output.startswith(f"{r.name}.grad") and n.output in read_inside
+                and n.name not in set(program.training.forward_nodes)):
+            found = n.output
+    return found
+
+
+def is_backward_send(node) -> bool:
+    """A pipeline's send of an activation gradient back to the previous stage."""
+    return node.option("direction") == "backward"
 
 
 def pipeline_stretch(program) -> sympy.Expr:

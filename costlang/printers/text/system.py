@@ -119,19 +119,24 @@ def _bounds_with_once(a, stretch) -> list[str]:
 
 
 def _bounds_by_stage(a) -> list[str]:
-    """The bounds with the first and last pipeline stages timed apart: each stage's, then the busier."""
+    """The bounds with the first and last pipeline stages (and a middle one) timed apart: each
+    stage's, then the busiest."""
     v, t = a.value, a.totals
     s = lambda e: human(v(e), SECOND)  # noqa: E731
-    first, last = stage_ends(a.program, a.kernels)
+    first, last, middle = stage_ends(a.program, a.kernels)
     names = lambda ks: ", ".join(sorted(ks)[:3]) + (", …" if len(ks) > 3 else "") if ks else "nothing"  # noqa: E731
-    (l1, u1), (l2, u2) = t.stages
     what = "(the stretched stage and the kernels run once per step, as each stage's chips run them)" \
         if t.once is not None else f"({_stretch_words(a.program)} × each stage's sums)"
+    labels = ["first stage", "last stage"] + (["a middle stage"] if middle is not None else [])
+    others = ("the middle stages make the sends both ways and run neither end's own kernels, so one of the three "
+              "is the busiest") if middle is not None else "the other stages run neither, so the first or the last " \
+        "is the busiest"
+    lows = ", ".join(f"{w} {s(lo)}" for w, (lo, _) in zip(labels, t.stages))
+    ups = ", ".join(f"{w} {s(up)}" for w, (_, up) in zip(labels, t.stages))
     return [f"  stages timed apart {what}: the first stage alone runs {names(first)}; the last alone "
-            f"{names(last)}; the other stages run neither, so the first or the last is the busiest",
-            f"  lower bound (communication fully overlapped): max(first stage {s(l1)}, last stage {s(l2)}) = "
-            f"{s(t.t_overlap)}",
-            f"  upper bound (nothing overlapped): max(first stage {s(u1)}, last stage {s(u2)}) = {s(t.t_serial)}"]
+            f"{names(last)}; {others}",
+            f"  lower bound (communication fully overlapped): max({lows}) = {s(t.t_overlap)}",
+            f"  upper bound (nothing overlapped): max({ups}) = {s(t.t_serial)}"]
 
 
 def _parallel_lines(a) -> list[str]:
