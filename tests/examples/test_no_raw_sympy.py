@@ -108,7 +108,8 @@ HEAVY = {"llm/llama3_70b_h100_decode.cost", "llm/serving_llama3_8b_h100.cost", "
          "training/largest_micro_batch.cost", "serving/llama3_8b_h100.cost", "serving/speculative_llama2_7b.cost",
          "training/activation_memory_gpt_tp.cost", "explore/llama3_70b_serving.cost", "explore/llama3_8b_training.cost",
          "training/attention_reaches_mlp.cost", "parallel/zoo_llama3_70b_3d.cost", "serving/llama3_8b_h200_decode.cost",
-         "serving/llama3_8b_pools.cost", "parallel/llama3_70b_nodes.cost"}
+         "serving/llama3_8b_pools.cost", "parallel/llama3_70b_nodes.cost",
+         "parallel/llama3_70b_pods.cost"}
 
 
 def test_the_heavy_list_names_existing_examples():

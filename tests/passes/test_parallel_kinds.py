@@ -628,6 +628,44 @@ def test_llama3_70b_turns_comms_bound_as_nodes_are_added(analyze_example):
     assert "smallest whole n that satisfies t_comms() > t_compute(): 32" in text
 
 
+def test_llama3_70b_in_3d_turns_comms_bound_as_pods_are_added(analyze_example):
+    # examples/parallel/llama3_70b_pods.cost: TP 8 in a DGX H100 node, PP over 4 nodes (m = 4), DP over
+    # q pods, a training step (AdamW, fp32 masters, ZeRO-1, bf16 gradients), B = 256 sequences of 4096.
+    # Per chip, with q pods (tokens per pod T = 256·4096/q = 1,048,576/q):
+    #   matmul compute: 6 · P · T with P = 20 layers · 855,638,016/8 + 128,256·8192/8 = 2,270,429,184,
+    #     + causal attention: Q·Kᵀ and P·V, 2·256·8·4096²·128 FLOP each per layer (8 of the 64 heads),
+    #     × 4097/8192 (the causal density (S + 1)/2S), × 20 layers × 3 (forward and two backward)
+    #   tensor-parallel all-reduces: 82 (20 layers × (2 forward + 2 backward) + the embedding's + the
+    #     head's input gradient), each 2 · 7/8 · 256·4096·8192·2/q B at 450 GB/s; two sends (the
+    #     activations forward, their gradient back) of 17,179,869,184/q B at 50 GB/s: A/q
+    #   ZeRO-1 over the pods: a reduce-scatter of the bf16 gradients and an all-gather of the bf16
+    #     weights, each (q − 1)/q · 4,804,198,400 B (2,402,099,200 parameters: the stage's split layer
+    #     weights 20·855,638,016/8, its 20·2 norm gains of 8192 whole, the final norm's 8192, and the
+    #     embedding's and the head's 128,256·8192/8 each) at 50 GB/s: G·(q − 1)/q
+    # q* = 1 + (C − A)/G, C the whole compute (the matmuls and the elementwise work)
+    a = analyze_example("parallel/llama3_70b_pods.cost")
+    R = sympy.Rational
+    P = 20 * 855_638_016 // 8 + 128_256 * 8192 // 8
+    assert P == 2_270_429_184
+    matmul_flops = 6 * P * 1_048_576 + 2 * (2 * 256 * 8 * 4096 ** 2 * 128) * R(4097, 8192) * 20 * 3
+    A = 82 * R(2 * 7 * 256 * 4096 * 8192 * 2, 8 * 450 * 10 ** 9) + 2 * R(17_179_869_184, 50 * 10 ** 9)
+    params = 2_402_099_200
+    assert params == 20 * 855_638_016 // 8 + 20 * 2 * 8192 + 8192 + 2 * (128_256 * 8192 // 8)
+    G = 2 * R(2 * params, 50 * 10 ** 9)
+    (solve,) = a.solves
+    (q,) = query(a, "compute").free_symbols
+    C = query(a, "compute") * q
+    assert sympy.simplify(query(a, "communication") - (A / q + G * (q - 1) / q)) == 0
+    # the matmuls are 98.6 % of the compute; the norms, softmax and SwiGLU the rest
+    mm = matmul_flops / R(9895 * 10 ** 11)
+    assert mm < C < R(102, 100) * mm
+    (root,) = [a.value(r) for r in solve.roots]
+    assert root == 1 + (C - A) / G
+    assert float(root) == pytest.approx(47.94, abs=0.005)
+    # q must divide B = 256: 32 pods compute-bound, 64 comms-bound
+    assert [w.value for w in solve.whole] == [32, 64]
+
+
 def costlang_run(rel):
     import contextlib
     import io
