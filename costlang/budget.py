@@ -228,8 +228,10 @@ def _wall_expire(signum, frame):
     if _CLEANING[0] or any(not s["armed"] for s in _ARMED):
         signal.setitimer(signal.ITIMER_REAL, _DEFER_SECONDS)
         return
-    _WALL["armed"] = False
-    _WALL["running"] = list(_RUNNING)  # unwinding empties the list: what ran is kept here
+    _WALL.setdefault("running", list(_RUNNING))  # unwinding empties the list: what ran is kept here
+    # still armed, and again a moment later: a raise inside a __del__ or a weakref callback (garbage
+    # collection) is swallowed by Python, and the command must end all the same
+    signal.setitimer(signal.ITIMER_REAL, _DEFER_SECONDS)
     raise _WallExpired()
 
 
@@ -248,12 +250,14 @@ def wall_clock_limit(seconds: Optional[float], command: str, where: Optional[Spa
         signal.setitimer(signal.ITIMER_REAL, min(max(seconds, _MIN_SECONDS), MAX_SECONDS))
         yield
     except _WallExpired:
+        _WALL["armed"] = False
         what, span = _innermost(_WALL.pop("running", [])[depth:], where)
         raise BudgetError(f"`costlang {command}` did not finish within its wall-clock limit of {seconds:g} s; "
                           f"it was {what}", span,
                           "raise the limit with `--wall-limit SECONDS`, or simplify the statement") from None
     finally:
         _WALL["armed"] = False
+        _WALL.pop("running", None)
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer)
         del _RUNNING[depth:]
