@@ -338,7 +338,10 @@ class _Backward:
                                     stated["backward_flops"],
                                     n.math_dtype, n.span, reads=stated["backward_reads"],
                                     writes=stated["backward_writes"], scope=self.r.scope_path,
-                                    repeat=self.r.repeat_path)
+                                    repeat=self.r.repeat_path,
+                                    # an expert kernel's backward routes the tokens' gradients as its
+                                    # forward routed the tokens (passes.parallelism.insert_all_to_all)
+                                    options=tuple((k, v) for k, v in n.options if k in ("experts", "top_k")))
         self.contributions.setdefault(first, []).append(name)
         for other in grads[1:]:  # written by the same kernel: its `backward_writes` counts them
             t = self.p.tensors[other]

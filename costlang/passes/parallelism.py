@@ -23,7 +23,8 @@ from costlang.ir.program import OpNode, Repeat, Tensor
 from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
-           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage", "is_backward_send"]
+           "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage", "is_backward_send",
+           "insert_dense_all_reduce"]
 
 
 def fresh(name: str, taken) -> str:
@@ -222,6 +223,36 @@ def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes,
     # no FLOPs: its "math" dtype is the model's (one the chip states a peak for), not the gradients'
     math = next(t.dtype for t in tensors.values() if t.role == "weight")
     nodes[name] = dataclasses.replace(node, math_dtype=math)
+
+
+def insert_dense_all_reduce(program, nodes: dict, tensors: dict, expert, sizes, dense) -> dict:
+    """Expert and data parallelism in a training step (the batch over both axes): the gradients of
+    the weights every chip holds whole (attention, norms, router: `dense` parameters on the chip) are
+    summed over the expert axis too, once per step, before the data-parallel reduction of the whole
+    buffer: an all-reduce over the expert axis (DeepSpeed-MoE's non-expert parameters reduce over
+    every chip; the experts' over the data axis alone)."""
+    training = program.training
+    if dense == 0 or sizes[expert.axis].xreplace(program.bindings) == 1:
+        return nodes
+    dtype = tensors[training.buffer].dtype
+    taken = set(tensors) | set(nodes)
+    grads = fresh("dense_gradients", taken)
+    tensors[grads] = Tensor(grads, dtype, (dense,), "gradient", expert.span, training.buffer)
+    reduced = fresh("dense_gradients_reduced", taken | {grads})
+    tensors[reduced] = Tensor(reduced, dtype, (dense,), "intermediate", expert.span, training.buffer)
+    name = fresh("dense_gradients_all_reduce", taken | {grads, reduced})
+    node = collective_node(program, "all_reduce", _option(expert, "algorithm"), name, tensors[grads], reduced,
+                           expert.axis, sizes[expert.axis], expert.span)
+    math = next(t.dtype for t in tensors.values() if t.role == "weight")
+    node = dataclasses.replace(node, math_dtype=math)
+    out: dict = {}
+    for k, n in nodes.items():
+        if k == training.update:
+            out[name] = node
+        out[k] = n
+    if training.update is None or training.update not in nodes:
+        out[name] = node
+    return out
 
 
 # --- ZeRO: a training step's gradient reduction and parameter gathers ----------------------------

@@ -36,6 +36,7 @@ from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
                           insert_zero, scale_to_stage, stage_repeats, stage_share, zero_shard,
+                          insert_dense_all_reduce,
                           zero_stage)
 
 __all__ = ["shard_program"]
@@ -78,11 +79,11 @@ class _Propagation:
         batch = [self.parallel[k] for k in ("data", "expert") if k in self.parallel]
         self.compound: Optional[tuple] = None    # expert and data together: the batch over both axes
         if len(batch) > 1:
-            if program.training is not None or "gradients" in dict(batch[0].options):
-                raise SemanticError("expert and data parallelism together are modelled for inference: a "
-                                    "training step would reduce the experts' gradients over the data axis and "
-                                    "the rest over both", batch[1].span,
-                                    "keep `parallel expert` alone for training, or take `train` out")
+            if program.training is None and "gradients" in dict(batch[0].options):
+                raise SemanticError("expert and data parallelism together train with a `train` statement, "
+                                    "which derives the backward and reduces the experts' gradients over the "
+                                    "data axis and the rest over both", batch[0].span,
+                                    "add `train { }` and drop `gradients = ...` (or set it in `train`)")
             data, expert = batch
             name = f"{expert.axis}·{data.axis}"   # the tokens split over both: each node its batch, each
             self.compound = (name, expert.axis, data.axis)   # GPU of it a part (attention data-parallel)
@@ -113,7 +114,7 @@ class _Propagation:
         # a training step under data parallelism (ZeRO, passes.parallelism.insert_zero)
         self.training = program.training
         self.data = self.parallel.get("data")
-        self.deferred: set[str] = set()             # weight gradients reduced once per step, not per op
+        self.deferred: dict[str, str] = {}          # weight gradients reduced once per step, not per op → axis
         self.zero_split: set[str] = set()           # flat buffers ZeRO splits into ⌈n/N_d⌉ shards
         zero = zero_stage(program)
         if self.training is not None and self.data is not None:
@@ -159,15 +160,19 @@ class _Propagation:
         handler = getattr(self, "_" + n.kind, None)
         out = handler(n) if handler else self._whole(n)
         self._sum_of_partials(n)
-        if self._weight_gradient(n) and self.partial.get(n.name) == self.data.axis:
+        if self._weight_gradient(n) and self.partial.get(n.name) is not None \
+                and self.partial[n.name] in (self.data.axis, self._compound_axis()):
             # a weight's gradient summed over the chip's part of the batch: the data-parallel sum is
             # the step's one gradient reduction (all-reduce, or reduce-scatter under ZeRO), not a
-            # collective after this op
-            del self.partial[n.name]
-            self.deferred.add(n.name)
+            # collective after this op; with expert parallelism beside it (the batch over both axes)
+            # the dense weights' gradients are first all-reduced over the expert axis once per step
+            self.deferred[n.name] = self.partial.pop(n.name)
         if n.output and out is not None:
             self.spec[n.output] = tuple(out)
             _check_distinct(out, self.partial.get(n.name), n)
+
+    def _compound_axis(self) -> Optional[str]:
+        return self.compound[0] if self.compound is not None else None
 
     def _sum_of_partials(self, n: OpNode) -> None:
         """A sum of partial sums over one axis is a partial sum over it: the all-reduce moves after
@@ -597,10 +602,21 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
         share = stage_share(program, repeats, tensors)
         scale_to_stage(program, nodes, tensors, share)
     if data is not None and program.training is not None:
+        if p.compound is not None:
+            dense = _dense_weights(program, p, tensors, repeats, expert.axis)
+            nodes = insert_dense_all_reduce(program, nodes, tensors, expert, sizes, dense)
         nodes = insert_zero(program, nodes, tensors, data, sizes, share)
     elif data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
     return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program)
+
+
+def _dense_weights(program, p: _Propagation, tensors, repeats, axis) -> sympy.Expr:
+    """The parameters a chip holds of the weights not split over the expert axis (their count)."""
+    return sympy.Add(*[tensors[k].numel * sympy.Mul(*[repeats[r].count for r in t.repeat])
+                       for k, t in program.tensors.items()
+                       if t.role == "weight" and not t.frozen and t.storage == t.name
+                       and axis not in (p.spec.get(k) or ())])
 
 
 def _share(stated, size):
@@ -617,7 +633,7 @@ def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
     # the contraction; the sum itself adds whole tensors on every chip
     contracted = None if n.name in p.partial_sums else (p.partial.get(n.name) or p.summed_later.get(n.name))
     return ({a for a in (spec or ()) if a} | ({contracted} if contracted else set())
-            | ({p.data.axis} if n.name in p.deferred else set()))
+            | ({p.deferred[n.name]} if n.name in p.deferred else set()))
 
 
 def _local_shape(t: Tensor, spec, sizes, bindings, span):

@@ -220,12 +220,57 @@ def test_expert_and_data_parallel_combine_for_inference():
     assert a.value(system_flops(a)) == 8 * a.value(a.totals.flops)
 
 
-@pytest.mark.parametrize("data, tail", [("parallel data over dp { gradients = fp32 }", ""),
-                                        ("parallel data over dp", "train { }\n")])
-def test_expert_and_data_parallel_training_is_refused(data, tail):
+def test_expert_and_data_parallel_without_a_train_statement_is_refused():
     with pytest.raises(CostlangError) as e:
-        run(MOE.replace("parallel expert over pp", "parallel expert over pp\n" + data) + tail)
-    assert "expert and data parallelism together are modelled for inference" in e.value.render()
+        run(MOE.replace("parallel expert over pp", "parallel expert over pp\nparallel data over dp { gradients = fp32 }"))
+    assert "expert and data parallelism together train with a `train` statement" in e.value.render()
+
+
+@pytest.mark.parametrize("zero", [0, 1])
+def test_expert_and_data_parallel_training_reduces_dense_gradients_over_both_axes(zero):
+    # experts over pp (4 chips), the batch over pp and dp (8 chips: 1 token each), AdamW with fp32
+    # masters. Per chip: the router whole (64·8 = 512 parameters) and 2 of the 8 experts
+    # (3 · 2·64·128 = 49,152): 49,664 parameters.
+    # - the router's gradient sums over every chip's tokens: an all-reduce over pp of its 512 fp16
+    #   gradients (1,024 B; ring: 2·3/4 · 1,024 = 1,536 B at 50 GB/s + 6 · 2 µs), once per step; then
+    #   the whole buffer (49,664 · 2 = 99,328 B) over dp: an all-reduce (ring over 2: 99,328 B at
+    #   100 GB/s), or under ZeRO-1 a reduce-scatter and the parameters' all-gather (each 49,664 B)
+    # - the backward routes the tokens' gradients as the forward routed the tokens: an all-to-all of
+    #   top_k = 2 copies of the chip's 1 token's gradient (2·64·2 = 256 B) before the experts' backward
+    # - resident: 16 B per parameter without ZeRO (49,664 · 16 = 794,624 B); ZeRO-1 over dp = 2 keeps
+    #   half of the 12 B of states: 49,664 · (4 + 6) = 496,640 B
+    text = SYSTEM.replace("peak fp16 = 1000 TFLOP/s;", "peak fp16 = 1000 TFLOP/s; peak fp32 = 500 TFLOP/s;") \
+        + MOE.replace("parallel expert over pp", "parallel expert over pp\nparallel data over dp") \
+        + f"train {{ optimizer = adamw; master = fp32; zero = {zero} }}\n"
+    a = load_string(text).analyze()
+    dense = kernel(a, "dense_gradients_all_reduce")
+    assert dense.comms.comms.axis == "pp" and dense.comms.comms.message == 1024
+    assert dense.t_comms == R(1536, 50 * 10 ** 9) + 6 * R(2, 10 ** 6)
+    back = kernel(a, "y.scores.grad_dispatch")
+    assert back.comms.comms.collective == "all_to_all" and back.comms.comms.message == 256
+    names = [k.name for k in a.kernels]
+    if zero == 0:
+        whole = kernel(a, "gradients_all_reduce")
+        assert whole.comms.comms.axis == "dp" and whole.comms.comms.message == 99_328
+        assert whole.t_comms == R(99_328, 100 * 10 ** 9)
+        assert a.value(a.footprint.resident) == 794_624
+    else:
+        assert kernel(a, "gradients_reduce_scatter").comms.comms.message == 99_328
+        assert a.value(a.footprint.resident) == 496_640
+    assert names.index("dense_gradients_all_reduce") < names.index("optimizer.update")
+    # the router's weight gradient: 2·1·64·8 FLOP on the chip's one token; the update 14 per parameter
+    assert kernel(a, "y.router.grad").flops == 1024
+    assert a.value(kernel(a, "optimizer.update").flops) == 14 * 49_664 // (2 if zero else 1)
+
+
+def test_expert_parallel_training_routes_the_gradients_back():
+    # parallel expert alone (4 chips, 2 tokens each): the backward's all-to-all carries top_k = 2 copies
+    # of the chip's 2 tokens' gradient, 2·2·64·2 = 512 B, as the forward's dispatch does
+    text = SYSTEM + MOE + "train { }\n"
+    a = load_string(text).analyze()
+    back = kernel(a, "y.scores.grad_dispatch")
+    assert back.comms.comms.axis == "pp" and back.comms.comms.message == 512
+    assert back.t_comms == R(384, 50 * 10 ** 9) + 3 * R(2, 10 ** 6)
 
 
 def test_custom_kernel_splits_its_stated_work_with_the_batch():
