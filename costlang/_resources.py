@@ -7,6 +7,7 @@ that order; a name is used once in the whole stdlib.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -48,4 +49,14 @@ def stdlib_module(name: str) -> Path:
 
 def in_stdlib(path: Path) -> bool:
     """Whether `path` is one of the stdlib's files."""
-    return path.resolve().parent in {(stdlib_dir() / folder).resolve() for folder in STDLIB_FOLDERS}
+    return _in_stdlib(str(path), str(stdlib_dir()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_stdlib(path: str, root: str) -> bool:
+    return Path(path).resolve().parent in _stdlib_folders(root)
+
+
+@functools.lru_cache(maxsize=8)
+def _stdlib_folders(root: str) -> frozenset:
+    return frozenset((Path(root) / folder).resolve() for folder in STDLIB_FOLDERS)

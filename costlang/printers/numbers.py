@@ -131,7 +131,24 @@ def tidy(e):
     """
     if not isinstance(e, sympy.Basic) or not e.free_symbols:
         return e
-    return e.replace(_symbolic_quotient, _lowest_terms)
+    return _bottom_up(e, _symbolic_quotient, _lowest_terms, {})
+
+
+def _bottom_up(e, query, value, seen: dict):
+    """`e.replace(query, value)`, except that a max() or min() whose arguments changed is rebuilt as
+    it stands: its arguments were compared when it was made, and comparing them again (sympy's
+    Max.__new__, pairwise under assumptions) took seconds per bound at model scale."""
+    if e in seen:
+        return seen[e]
+    out = e
+    if e.args and not e.is_Atom:
+        args = tuple(_bottom_up(a, query, value, seen) for a in e.args)
+        if args != e.args:
+            out = e.func(*args, evaluate=False) if isinstance(e, (sympy.Max, sympy.Min)) else e.func(*args)
+    if isinstance(out, sympy.Basic) and query(out):
+        out = value(out)
+    seen[e] = out
+    return out
 
 
 def _symbolic_quotient(x) -> bool:
