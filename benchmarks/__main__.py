@@ -274,7 +274,7 @@ ZOO_EXAMPLES = ("llm/baseten_llama2_7b_a10.cost", "llm/llama3_70b_h100_decode.co
                 "llm/serving_llama3_8b_h100.cost", "serving/llama3_8b_h100.cost", "serving/llama3_8b_pools.cost",
                 "serving/speculative_llama2_7b.cost", "parallel/zoo_llama3_70b_3d.cost",
                 "parallel/zoo_mixtral_expert.cost", "parallel/llama3_70b_nodes.cost", "training/six_nd.cost",
-                "explore/llama3_8b_training.cost", "explore/llama3_70b_serving.cost")
+                "explore/llama3_8b_training.cost", "explore/llama3_70b_serving.cost", "parallel/llama3_70b_pods.cost")
 #: eight numeric what-ifs of the Llama-3-70B decode example: other chips, other context lengths
 WHAT_IFS = ("a: hardware=h200", "b: T=8192", "c: T=2048", "d: hardware=b200", "e: T=16384", "f: T=1024",
             "g: hardware=a100_80gb", "h: T=512")
