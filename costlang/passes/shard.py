@@ -99,16 +99,17 @@ class _Propagation:
         # matmul needs whole are gathered first (`gather_before`: node → (operand, dim, axis) each)
         self.context = self.parallel.get("context")
         self.gather_before: dict[str, list] = {}
+        self.scatter: dict[str, tuple] = {}          # node → (axis, dim): its partial sum reduce-scattered
+        self.sequences: list = []                    # the sequence lengths context parallelism splits
+        self.also_over: dict[str, str] = {}          # weight gradient → a second axis its rows split over
         if self.context is not None:
-            if program.training is not None:
-                raise SemanticError("context parallelism is modelled for a forward pass (prefill), not a training "
-                                    "step", self.context.span, "take `train` out, or split the batch instead")
             for t in program.tensors.values():
                 if t.role == "input" and len(t.shape) >= 2 and t.name not in program.gradient_seeds:
                     spec = list(self.spec.get(t.name) or (None,) * len(t.shape))
                     if t.name in self.explicit and any(x is not None for x in spec) and spec[1] is not None:
                         continue   # split by hand on its second dim: kept
                     spec[1] = self.context.axis
+                    self.sequences.append(t.shape[1])
                     self.spec[t.name] = tuple(spec)
                     self.explicit.setdefault(t.name, self.context.span)
         # a training step under data parallelism (ZeRO, passes.parallelism.insert_zero)
@@ -309,14 +310,40 @@ class _Propagation:
         summed = n.option("sum_leading")  # a weight's gradient: its leading (batch) dims are contracted too
         if summed is not None:
             lead = {x for x in batch[:int(summed)] if x is not None} | ({ka} if ka is not None else set())
+            data = self.data.axis if self.data is not None else None
+            context = self.context.axis if self.context is not None else None
+            if len(lead) == 2 and lead == {data, context}:
+                # the batch over the data axis and the sequence over the context axis: summed over the
+                # context axis here, over the data axis with the step's gradient reduction
+                self.also_over[n.name] = data
+                lead = {context}
             if len(lead) > 1:
                 raise SemanticError("matmul: a weight gradient's rows are split over two axes", n.span)
             if lead:
                 self.partial[n.name] = lead.pop()
             return tuple(batch[int(summed):]) + (sa[-2], sb[-1])
+        out = tuple(batch) + (sa[-2], sb[-1])
+        dim = self._scattered(n, ka, out) if ka is not None else None
+        if dim is not None:
+            # a gradient of the gathered keys or values (dV = Pᵀ·dO, dKᵀ = Qᵀ·dS): every chip's
+            # queries add to every key's; each chip keeps its slice of the sequence: a reduce-scatter
+            # (ring attention's backward sends the same bytes), not an all-reduce
+            self.scatter[n.name] = (ka, dim)
+            return tuple(ka if i == dim else a for i, a in enumerate(out))
         if ka is not None:
             self.partial[n.name] = ka
-        return tuple(batch) + (sa[-2], sb[-1])
+        return out
+
+    def _scattered(self, n: OpNode, axis, out) -> Optional[int]:
+        """The dim (rows, else columns) of a matmul's partial sum over the context axis that is the
+        whole sequence, where the sum is reduce-scattered; None: not such a sum."""
+        if self.context is None or axis != self.context.axis:
+            return None
+        shape = self.shape(n.output)
+        for dim in (len(out) - 2, len(out) - 1):
+            if out[dim] is None and any(same_dim(shape[dim], s, self.program.bindings) for s in self.sequences):
+                return dim
+        return None
 
     def _gathered_keys(self, n: OpNode, b: str, sa, sb):
         """Under context parallelism each chip holds a slice of the sequence: Q·Kᵀ needs every key
@@ -445,17 +472,21 @@ def _view_forward(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(src, spec, out, p.program.bindings, n, p.view_maps)
+    return _carry(src, spec, out, p.program.bindings, n, p.view_maps, _context_axis(p))
+
+
+def _context_axis(p: _Propagation):
+    return p.context.axis if p.context is not None else None
 
 
 def _view_inverse(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(out, spec, src, p.program.bindings, n, p.view_maps)
+    return _carry(out, spec, src, p.program.bindings, n, p.view_maps, _context_axis(p))
 
 
-def _carry(src, spec, out, bindings, n, maps=None) -> Spec:
+def _carry(src, spec, out, bindings, n, maps=None, sequence_axis=None) -> Spec:
     """A reshape keeps a split when the split dim starts where a dim of the result starts (same
     product of the dims before it) and that dim is its outermost part (a run of result dims from it
     multiplies to the split dim) or holds it whole (a run of source dims from it multiplies to that
@@ -476,6 +507,8 @@ def _carry(src, spec, out, bindings, n, maps=None) -> Spec:
         if j is None:
             j = next((a for (a_shape, b_shape, a), b in maps.items()
                       if (b_shape, a_shape) == key and b == i), None)
+        if j is None and axis == sequence_axis:
+            j = _sequence(src, out, i, bindings)   # the context split: the sequence, wherever it went
         if j is None:
             j = _permuted(src, out, i, bindings)
             if j is not None:
@@ -507,6 +540,21 @@ def _positional(src, out, i, bindings):
         if _is_one(out[j], bindings) or not same_dim(sympy.Mul(*out[:j]), before, bindings):
             continue  # size-1 dims never split
         if _run(out, j, src[i], bindings) or _run(src, i, out[j], bindings):
+            return j
+    return None
+
+
+def _sequence(src, out, i, bindings):
+    """Where a permuting view puts a split sequence: the first dim past the kept leading ones that is
+    the sequence or a multiple of it (the attention's group·s), never one it divides (kv_heads)."""
+    lead = 0
+    while lead < min(len(src), len(out)) and lead != i and same_dim(src[lead], out[lead], bindings):
+        lead += 1
+    if lead == 0:
+        return None
+    for j in range(lead, len(out)):
+        a, b = src[i].xreplace(bindings), out[j].xreplace(bindings)
+        if not _is_one(out[j], bindings) and (b / a).is_integer:
             return j
     return None
 
@@ -579,6 +627,10 @@ def _localize(program: Program, p: _Propagation) -> Program:
             spec_op = program.ops[n.comms.collective]
             node = dataclasses.replace(node, comms=comms_of(spec_op, n.comms.axis, n.comms.group,
                                                             tensors[n.inputs[0]].bytes))
+        if n.name in p.scatter:
+            axis, dim = p.scatter[n.name]
+            _insert_reduce_scatter(program, node, axis, sizes[axis], dim, tensors, nodes)
+            continue
         axis = p.partial.get(n.name)
         if axis is None:
             nodes[n.name] = node
@@ -633,7 +685,8 @@ def _work_axes(n: OpNode, p: _Propagation, spec) -> set:
     # the contraction; the sum itself adds whole tensors on every chip
     contracted = None if n.name in p.partial_sums else (p.partial.get(n.name) or p.summed_later.get(n.name))
     return ({a for a in (spec or ()) if a} | ({contracted} if contracted else set())
-            | ({p.deferred[n.name]} if n.name in p.deferred else set()))
+            | ({p.deferred[n.name]} if n.name in p.deferred else set())
+            | ({p.also_over[n.name]} if n.name in p.also_over else set()))
 
 
 def _local_shape(t: Tensor, spec, sizes, bindings, span):
@@ -703,6 +756,20 @@ def _insert_gather(program, node: OpNode, operand: str, dim: int, axis, size, te
     nodes[name] = collective_node(program, "all_gather", None, name, source, whole, axis, size, node.span,
                                   node.repeat, node.scope)
     return dataclasses.replace(node, inputs=tuple(whole if x == operand else x for x in node.inputs))
+
+
+def _insert_reduce_scatter(program, node: OpNode, axis, size, dim, tensors, nodes) -> None:
+    """After a partial sum whose result each chip keeps a slice of (on `dim`): the reduce-scatter."""
+    out = node.output
+    taken = set(tensors) | set(program.nodes) | set(nodes)
+    partial = fresh(f"{out}_partial", taken)
+    local = tensors[out]
+    whole = tuple(d * size if i == dim else d for i, d in enumerate(local.shape))
+    tensors[partial] = dataclasses.replace(local, name=partial, shape=whole, role="intermediate", storage=partial)
+    nodes[node.name] = dataclasses.replace(node, output=partial)
+    name = fresh(f"{out}_reduce_scatter", taken | {partial})
+    nodes[name] = collective_node(program, "reduce_scatter", None, name, tensors[partial], out, axis, size,
+                                  node.span, node.repeat, node.scope)
 
 
 def _insert_all_reduce(program, node: OpNode, axis, size, tensors, nodes, algorithm) -> None:

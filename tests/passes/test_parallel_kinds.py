@@ -864,11 +864,76 @@ def test_context_parallel_llama3_8b_prefill_gathers_each_layers_keys_and_values(
     assert a.value(a.program.tensors["ids"].shape[1]) == 4096
 
 
-def test_context_parallelism_is_for_a_forward_pass():
-    with pytest.raises(CostlangError) as e:
-        load_string("use system dgx_h100\nparallel context over gpu\ndim B = 2, S = 64, D = 64\n"
-                    "input x: bf16[B, S, D]\nweight w: bf16[D, D]\ny = x @ w\ntrain { }\n").analyze()
-    assert "context parallelism is modelled for a forward pass" in e.value.render()
+CP_TRAIN = """system s : dgx_h100 {
+  axis gpu = 4
+  axis node = 2
+  link InfiniBand over node { one_way = 50 GB/s }
+}
+use system s
+parallel context over gpu
+parallel data over node
+dim B = 2, S = 1024, D = 64
+input x: bf16[B, S, D]
+weight Wq: bf16[D, D]
+weight Wk: bf16[D, D]
+weight Wv: bf16[D, D]
+q = x @ Wq
+k = x @ Wk
+v = x @ Wv
+scores = q @ transpose(k)
+p = softmax(scores)
+out = p @ v
+output out
+train { optimizer = adamw; master = fp32; zero = 1 }
+"""
+
+
+def test_context_parallel_training_gathers_keys_twice_and_reduce_scatters_their_gradients():
+    # The sequence S = 1024 over gpu = 4 (256 tokens per chip), the batch B = 2 over node = 2 (one
+    # sequence per chip). Ring attention (Liu et al. 2023) in a training step, per chip:
+    # - forward: K and V gathered before Q·Kᵀ and P·V, each the chip's [1, 256, 64] bf16 = 32,768 B
+    # - backward: dP = dO·Vᵀ needs V whole and dQ = dS·K needs K whole: gathered again (32,768 B each);
+    #   dV = Pᵀ·dO and dKᵀ = Qᵀ·dS sum over every chip's queries: each chip's partial [1024, 64] bf16 =
+    #   131,072 B, reduce-scattered to its 256 keys (ring: 3/4 of it sent, at 450 GB/s)
+    #   FLOPs: dV = 2·1024·256·64 = 33,554,432 per chip (its 256 queries, all 1024 keys)
+    # - the weights' gradients sum over the chip's 256 tokens: all-reduced over gpu, 64·64·2 = 8,192 B
+    #   each, and the ZeRO-1 buffer (3·4096 parameters, 24,576 B in bf16) reduce-scattered over node
+    a = load_string(CP_TRAIN).analyze()
+    collectives = [(k.name, k.comms.comms.collective, k.comms.comms.axis, a.value(k.comms.comms.message))
+                   for k in a.kernels if k.comms]
+    assert collectives == [
+        ("k_all_gather", "all_gather", "gpu", 32_768), ("v_all_gather", "all_gather", "gpu", 32_768),
+        ("v_all_gather_2", "all_gather", "gpu", 32_768), ("v.grad_reduce_scatter", "reduce_scatter", "gpu", 131_072),
+        ("k_all_gather_2", "all_gather", "gpu", 32_768),
+        ("scores.transpose.grad_reduce_scatter", "reduce_scatter", "gpu", 131_072),
+        ("Wv.grad_all_reduce", "all_reduce", "gpu", 8192), ("Wk.grad_all_reduce", "all_reduce", "gpu", 8192),
+        ("Wq.grad_all_reduce", "all_reduce", "gpu", 8192),
+        ("gradients_reduce_scatter", "reduce_scatter", "node", 24_576),
+        ("parameters_all_gather", "all_gather", "node", 12_288)]
+    k = kernel(a, "v.grad_reduce_scatter")
+    assert a.value(k.t_comms) == R(3 * 131_072, 4 * 450 * 10 ** 9)
+    assert a.value(kernel(a, "v.grad").flops) == 33_554_432
+    # each weight gradient: xᵀ·dY over the chip's 256 tokens, 2·64·256·64 FLOP
+    assert a.value(kernel(a, "Wq.grad").flops) == 2_097_152
+    # resident: 12,288 parameters × (2 + 2) B + 12 B of states over node = 2: 49,152 + 73,728
+    assert a.value(a.footprint.resident) == 122_880
+
+
+def test_a_literal_sequence_under_context_parallelism_stays_the_sequence():
+    # the zoo's attention views [b, s, kv·hd] as [b, kv, group·s, hd]: a literal S = 48 is a
+    # multiple of kv_heads = 4, and the split went to the heads (no gather at all); it stays the
+    # sequence's, so the keys are gathered: [2, 24, 32] bf16 = 3,072 B per chip over gpu = 2
+    text = """import llm
+system s : dgx_h100 { axis gpu = 2 }
+use system s
+parallel context over gpu
+input ids: int32[2, 48]
+output logits = llama_prefill(ids, vocab = 64, d = 32, layers = 1, heads = 4, kv_heads = 4, head_dim = 8, \
+                              ffn = 64, wt = bf16, kt = bf16, at = bf16, it = int32)
+"""
+    a = load_string(text).analyze()
+    gathers = [(k.name, a.value(k.comms.comms.message)) for k in a.kernels if k.comms]
+    assert gathers == [("logits.layer.attn.k_all_gather", 3072), ("logits.layer.attn.v_all_gather", 3072)]
 
 
 def test_the_64_h100_all_reduce_beside_published_nccl_tests_figures(analyze_example):
