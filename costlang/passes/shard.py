@@ -253,7 +253,18 @@ class _Propagation:
         if split:
             self.partial[n.name] = axis
             self.gathered.add(n.name)
-        return ((first[0] if first else None),) + (None,) * (len(out) - 1) if out else ()
+        if not out:
+            return ()
+        spec = [(first[0] if first else None)] + [None] * (len(out) - 1)
+        # the chip looks up its own tokens: its part of the batch, its slice of the sequence
+        work = (spec[0],) if spec[0] is not None and spec[0] in self.batch_axes else ()
+        context = self.context.axis if self.context is not None else None
+        if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
+            spec[1] = context
+            work += (context,)
+        if work:
+            self.batch_split[n.name] = work
+        return tuple(spec)
 
     def _collective(self, n: OpNode) -> Spec:
         return self.fixed(n.inputs[0], n.span)
@@ -309,14 +320,8 @@ class _Propagation:
         batch = _merge_batch(self.shape(a)[:-2], sa[:-2], self.shape(b)[:-2], sb[:-2], n)
         summed = n.option("sum_leading")  # a weight's gradient: its leading (batch) dims are contracted too
         if summed is not None:
-            lead = {x for x in batch[:int(summed)] if x is not None} | ({ka} if ka is not None else set())
-            data = self.data.axis if self.data is not None else None
-            context = self.context.axis if self.context is not None else None
-            if len(lead) == 2 and lead == {data, context}:
-                # the batch over the data axis and the sequence over the context axis: summed over the
-                # context axis here, over the data axis with the step's gradient reduction
-                self.also_over[n.name] = data
-                lead = {context}
+            lead = self._over_data_and_context(
+                {x for x in batch[:int(summed)] if x is not None} | ({ka} if ka is not None else set()), n)
             if len(lead) > 1:
                 raise SemanticError("matmul: a weight gradient's rows are split over two axes", n.span)
             if lead:
@@ -333,6 +338,17 @@ class _Propagation:
         if ka is not None:
             self.partial[n.name] = ka
         return out
+
+    def _over_data_and_context(self, lead: set, n: OpNode) -> set:
+        """A weight's gradient summed over rows split over the data axis (the batch) and the context
+        axis (the sequence): summed over the context axis after this op, over the data axis with the
+        step's gradient reduction (its work split over both)."""
+        data = self.data.axis if self.data is not None else None
+        context = self.context.axis if self.context is not None else None
+        if len(lead) == 2 and lead == {data, context}:
+            self.also_over[n.name] = data
+            return {context}
+        return lead
 
     def _scattered(self, n: OpNode, axis, out) -> Optional[int]:
         """The dim (rows, else columns) of a matmul's partial sum over the context axis that is the
@@ -381,7 +397,7 @@ class _Propagation:
         out = self.shape(n.output)
         summed = n.option("sum_leading")  # a broadcast operand's gradient: the leading dims summed
         if summed is not None:
-            lead = {x for x in s[:int(summed)] if x is not None}
+            lead = self._over_data_and_context({x for x in s[:int(summed)] if x is not None}, n)
             if len(lead) > 1:
                 raise SemanticError("the gradient of a broadcast operand is summed over rows split over two "
                                     "axes", n.span)
@@ -620,7 +636,7 @@ def _localize(program: Program, p: _Propagation) -> Program:
                                        writes=_share(n.writes, size))
         if n.name in p.gathered:  # each chip gathers the rows of its range: the stated work is shared
             size = sizes[p.parallel["tensor"].axis]
-            node = dataclasses.replace(node, reads=_share(n.reads, size))
+            node = dataclasses.replace(node, reads=_share(node.reads, size))
         for operand, dim, axis in p.gather_before.get(n.name, ()):
             node = _insert_gather(program, node, operand, dim, axis, sizes[axis], tensors, nodes)
         if n.comms is not None:

@@ -985,3 +985,38 @@ def test_one_stage_keeps_both_ends_on_its_chip():
     a = load_string(text + "parallel pipeline over pp { microbatches = 8 }\ninput x: fp16[64, 1024]\n"
                     "weight E: fp16[1024, 1024]\nh = x @ E\ny = repeat(8) layer(h)\noutput z = y @ E\n").analyze()
     assert a.totals.stages is None
+
+
+TINY_3AXES = """import llm
+system s {
+  chip = h100_sxm
+  axis a = 2
+  axis b = 2
+  link NVLink over a, b { one_way = 450 GB/s }
+}
+use system s
+PAR
+input ids: int32[4, 48]
+output logits = llama_prefill(ids, vocab = 64, d = 32, layers = 2, heads = 4, kv_heads = 2, head_dim = 8, \\
+                              ffn = 64, wt = bf16, kt = bf16, at = bf16, it = int32)
+"""
+
+
+def test_tensor_and_context_parallel_together_gather_the_keys():
+    # heads over a (TP 2: 1 of the 2 KV heads per chip), the sequence over b (24 of 48 tokens per chip):
+    # the vocabulary-parallel embedding keeps the sequence split, so each layer gathers K and V over b,
+    # each the chip's [4, 24, 8] bf16 = 1,536 B (before: the embedding dropped the sequence split and
+    # nothing was gathered)
+    a = load_string(TINY_3AXES.replace("PAR", "parallel tensor over a\nparallel context over b")).analyze()
+    assert a.program.tensors["logits.layer.attn.k"].shape == (4, 24, 8)
+    gathers = [(k.name, k.comms.comms.axis, a.value(k.comms.comms.message)) for k in a.kernels
+               if k.comms and k.comms.comms.collective == "all_gather"]
+    assert gathers == [("logits.layer.attn.k_all_gather", "b", 1536), ("logits.layer.attn.v_all_gather", "b", 1536)]
+
+
+def test_a_vocabulary_parallel_embedding_reads_its_part_of_the_batch():
+    # the embedding states reads = b·s·(row bytes) + ids = 4·48·32·2 + 4·48·4 = 12,288 + 768 = 13,056 B
+    # for the whole batch; data parallel over b (2 sequences per chip) and vocabulary parallel over a
+    # (each chip's rows are half the table): 13,056 / 2 / 2 = 3,264 B (before: / 2 for the vocabulary only)
+    a = load_string(TINY_3AXES.replace("PAR", "parallel tensor over a\nparallel data over b")).analyze()
+    assert a.value(kernel(a, "logits.x.x").bytes_read) == 3264
