@@ -349,6 +349,7 @@ class _Backward:
             self.r.define("value", gname, n.span)
             self.p.tensors[gname] = Tensor(gname, t.dtype, t.shape, "intermediate", n.span, name,
                                            self.r.repeat_path, partial=True)
+            self.p.gradient_seeds[gname] = other   # split as the input it is the gradient of (passes.shard)
             self.contributions.setdefault(other, []).append(gname)
 
     # --- the whole step --------------------------------------------------------------------------

@@ -65,11 +65,14 @@ class _Propagation:
         self.partial_sums: set[str] = set()          # the adds of partials (each chip adds whole tensors)
         self.producer: dict[str, str] = {}           # tensor → the node that writes it
         self.readers: dict[str, int] = {}            # tensor → how many nodes read it
+        self.row_wise_read: set[str] = set()         # tensors a row-wise op (softmax, a norm) reads
         for n in program.nodes.values():
             if n.output:
                 self.producer[n.output] = n.name
             for t in n.inputs:
                 self.readers[t] = self.readers.get(t, 0) + 1
+            if n.kind == "rowwise":
+                self.row_wise_read.update(n.inputs)
         self.parallel = {s.kind: s for s in program.parallels}
         for s in program.shardings:
             self.spec[s.tensor] = s.axes
@@ -98,6 +101,11 @@ class _Propagation:
         # context parallelism: the sequence (second dim) of every input split; the keys and values a
         # matmul needs whole are gathered first (`gather_before`: node → (operand, dim, axis) each)
         self.context = self.parallel.get("context")
+        if self.context is not None and program.training is not None and "expert" in self.parallel:
+            raise SemanticError("context and expert parallelism together are modelled for a forward pass: in a "
+                                "training step the weights' gradients would sum over the tokens' two splits "
+                                "(experts, sequence) at once", self.context.span,
+                                "take `train` out, or split the sequence or the experts, not both")
         self.gather_before: dict[str, list] = {}
         self.scatter: dict[str, tuple] = {}          # node → (axis, dim): its partial sum reduce-scattered
         self.sequences: list = []                    # the sequence lengths context parallelism splits
@@ -231,7 +239,14 @@ class _Propagation:
                 self.fixed(t, n.span)
         self.experts.add(n.name)
         first, out = self.spec[n.inputs[0]], self.shape(n.output)
-        return ((first[0] if first else None),) + (None,) * (len(out) - 1) if out else ()
+        if not out:
+            return ()
+        spec = [(first[0] if first else None)] + [None] * (len(out) - 1)
+        context = self.context.axis if self.context is not None else None
+        if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
+            spec[1] = context                           # the chip's slice of the sequence: its tokens
+            self.batch_split[n.name] = (context,)       # (the expert axis's share: insert_all_to_all)
+        return tuple(spec)
 
     def _gather(self, n: OpNode) -> Optional[Spec]:
         """Vocabulary-parallel gather: a free weight of `gathers` rows is split on its rows over the
@@ -387,8 +402,11 @@ class _Propagation:
         """The split of a free right operand: column- or row-parallel under `parallel tensor`,
         else the one that keeps the matmul local (contracted dim as the activation's)."""
         sb = _batch(self.shape(b), sa, self.shape(a))
-        if tensor is not None and self.weight(b) and sa[-1] is None and tensor.axis not in sa:
-            return sb + (None, tensor.axis)            # column-parallel
+        if tensor is not None and self.weight(b) and sa[-1] is None and tensor.axis not in sa \
+                and n.output not in self.row_wise_read:
+            # column-parallel; a product a row-wise op reads whole (an MoE router's scores, whose
+            # softmax needs every expert's) keeps its weight whole, as Megatron-LM replicates it
+            return sb + (None, tensor.axis)
         return sb + (sa[-1], None)                      # row-parallel when the activation is split
 
     def _reduce(self, n: OpNode) -> Spec:

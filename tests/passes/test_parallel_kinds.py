@@ -1020,3 +1020,59 @@ def test_a_vocabulary_parallel_embedding_reads_its_part_of_the_batch():
     # (each chip's rows are half the table): 13,056 / 2 / 2 = 3,264 B (before: / 2 for the vocabulary only)
     a = load_string(TINY_3AXES.replace("PAR", "parallel tensor over a\nparallel data over b")).analyze()
     assert a.value(kernel(a, "logits.x.x").bytes_read) == 3264
+
+
+MOE_LAYERS = """import llm
+system s {
+  chip = h100_sxm
+  axis a = 2
+  axis b = 2
+  link NVLink over a, b { one_way = 450 GB/s }
+}
+use system s
+PAR
+input ids: int32[8, 48]
+x = embedding(ids, 64, 32, bf16, bf16, int32)
+h = repeat(2) moe_layer_prefill(x, 4, 2, 8, 64, 4, 2, bf16, bf16, bf16)
+logits = lm_head(rms_norm(h, bf16, bf16), 64, bf16, bf16)
+output logits
+TRAIN
+"""
+
+
+def test_moe_layers_shard_with_tensor_and_with_context_parallelism():
+    # 4 experts (top 2) of ffn 64 on d = 32, 8 sequences of 48 tokens; the experts over a (2 per chip).
+    # The experts' whole work: 8·48 tokens · 2 · (6·32·64 + 6·64 + 2·32) = 9,781,248 FLOP.
+    # With tensor parallelism over b the router stays whole ([32, 4]: its softmax needs every
+    # expert's score, as Megatron-LM replicates it), the tokens split over a (4 sequences), and the
+    # dispatch moves 2 copies of them: 2·4·48·32·2 = 24,576 B; the experts' kernel 9,781,248/2
+    a = load_string(MOE_LAYERS.replace("PAR", "parallel expert over a\nparallel tensor over b")
+                    .replace("TRAIN", "")).analyze()
+    assert a.program.tensors["h.mlp.router"].shape == (32, 4)
+    assert a.value(kernel(a, "h.mlp.y_dispatch").comms.comms.message) == 24_576
+    assert a.value(kernel(a, "h.mlp.y").flops) == 9_781_248 // 2
+    # with context parallelism over b instead, each chip's tokens are also half the sequence: the
+    # experts' kernel keeps the sequence split (before: the residual add refused it) and does 1/4 of
+    # the work; the dispatch moves 2·4·24·32·2 = 12,288 B
+    a = load_string(MOE_LAYERS.replace("PAR", "parallel expert over a\nparallel context over b")
+                    .replace("TRAIN", "")).analyze()
+    assert a.value(kernel(a, "h.mlp.y").flops) == 9_781_248 // 4
+    assert a.value(kernel(a, "h.mlp.y_dispatch").comms.comms.message) == 12_288
+    with pytest.raises(CostlangError) as e:
+        load_string(MOE_LAYERS.replace("PAR", "parallel expert over a\nparallel context over b")
+                    .replace("TRAIN", "train { }")).analyze()
+    assert "context and expert parallelism together are modelled for a forward pass" in e.value.render()
+
+
+@pytest.mark.parametrize("par", ["parallel expert over a", "parallel expert over a\nparallel data over b",
+                                 "parallel expert over a\nparallel tensor over b"])
+def test_moe_layers_train_under_expert_parallelism(par):
+    # the router's softmax gradient reads the scores' gradient, which the experts' backward writes
+    # beside its input's: it is split as the scores are (before: refused, "operands must be split
+    # alike"). Each layer's backward routes the tokens' gradients: 2 copies of the chip's tokens'
+    # [b, 48, 32] bf16, 2·b·48·32·2 B, b = 4 sequences over a alone, 2 over a and b (data)
+    a = load_string(MOE_LAYERS.replace("PAR", par).replace("TRAIN", "train { }")).analyze()
+    b = 2 if "data" in par else 4
+    dispatch = [k for k in a.kernels if k.comms and k.comms.comms.collective == "all_to_all"]
+    assert len(dispatch) == 4 and all(k.count == 2 for k in dispatch)    # 2 forward, 2 backward, × 2 layers
+    assert {a.value(k.comms.comms.message) for k in dispatch} == {2 * b * 48 * 32 * 2}
