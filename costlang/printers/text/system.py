@@ -144,11 +144,15 @@ def _parallel_lines(a) -> list[str]:
     v, program = a.value, a.program
     words = {"tensor": "Megatron: column- and row-parallel matmuls, an all-reduce after each row-parallel one",
              "data": "the batch (the first dim of every input) split",
-             "expert": "the experts split, the tokens too; all-to-all dispatch before and combine after the experts"}
+             "expert": "the experts split, the tokens too; all-to-all dispatch before and combine after the experts",
+             "context": "the sequence (the second dim of every input) split; the keys and values gathered before "
+                        "attention"}
+    trained = {"expert": "; in the backward the tokens' gradients routed alike",
+               "context": "; in the backward gathered again, their gradients reduce-scattered back"}
     out = []
     for s in program.parallels:
         size = exact_or_approx(v(program.system.axis(s.axis).size))
-        text = words.get(s.kind, "")
+        text = words.get(s.kind, "") + (trained.get(s.kind, "") if program.training is not None else "")
         options = dict(s.options)
         if s.kind == "data" and program.training is not None:
             from costlang.passes.parallelism import zero_stage
@@ -165,8 +169,9 @@ def _parallel_lines(a) -> list[str]:
             virtual = options.get("virtual", 1)
             chunks = "" if virtual == 1 else f", v = {exact_or_approx(v(virtual))} virtual stages per chip (interleaved)"
             idle = "(p − 1)/(m + p − 1)" if virtual == 1 else "(p − 1)/(v·m + p − 1)"
+            back = ", and of their gradients back" if program.training is not None else ""
             text = (f"{size} stages ({layers} per stage), m = {exact_or_approx(v(m))} micro-batches{chunks}, a send of "
-                    f"the activations between stages; bubble {idle} = {exact_or_approx(v(bubble))}"
+                    f"the activations between stages{back}; bubble {idle} = {exact_or_approx(v(bubble))}"
                     f": the bounds are × {_stretch_words(program)} = "
                     f"{exact_or_approx(v(pipeline_stretch(program)))}")
         out.append(f"  parallel {s.kind} over {s.axis} ({size} chips): {text}")
