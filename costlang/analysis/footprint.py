@@ -59,8 +59,9 @@ class Footprint:
 
 
 def footprint(program: Program, capacity, kernels, costs, outputs: set, bindings: dict) -> Footprint:
+    # a pipeline stage holds its own end's weights, not the other's (the busiest: the larger end)
     resident = [Traffic(t.name, t.role, t.bytes * program.count(t.repeat)) for t in program.tensors.values()
-                if t.storage == t.name and t.role in RESIDENT_ROLES]
+                if t.storage == t.name and t.role in RESIDENT_ROLES and t.name not in program.other_stage_weights]
     last = len(kernels) - 1
     birth: dict[str, int] = {}
     death: dict[str, int] = {}

@@ -171,6 +171,6 @@ def _memory(p):
     """Resident bytes per chip by kind: weights, gradients, states (× repeat counts)."""
     out = {"weight": sympy.Integer(0), "gradient": sympy.Integer(0), "state": sympy.Integer(0)}
     for t in p.tensors.values():
-        if t.role in out and t.storage == t.name:
+        if t.role in out and t.storage == t.name and t.name not in p.other_stage_weights:
             out[t.role] += t.bytes * p.count(t.repeat)
     return out["weight"], out["gradient"], out["state"]

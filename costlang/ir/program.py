@@ -314,6 +314,10 @@ class Program:
     parallels: list[ParallelSpec] = field(default_factory=list)
     #: set by passes.shard: the program is per chip (local shapes, collectives inserted)
     sharded: bool = False
+    #: set by passes.shard under a pipeline: the weights outside the staged layers that the stage
+    #: holding the most does not hold (the smaller end's: the head where the embedding is larger);
+    #: per-chip memory (footprint, a training step's states) leaves them out
+    other_stage_weights: frozenset = frozenset()
     #: set by passes.shard: the whole-model program it was sharded from (`parameters_system()`)
     whole: Optional["Program"] = field(default=None, repr=False, compare=False)
     #: sizes the shape checks found equal only through the symbols' values (`K` and `J` of a

@@ -24,7 +24,7 @@ from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
            "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage", "is_backward_send",
-           "insert_dense_all_reduce"]
+           "insert_dense_all_reduce", "end_weights", "smaller_end"]
 
 
 def fresh(name: str, taken) -> str:
@@ -271,16 +271,54 @@ def zero_shard(n, size, bindings) -> sympy.Expr:
     return part if not bound.is_number or bound.is_integer else sympy.ceiling(part)
 
 
-def stage_share(program, repeats, tensors=None) -> sympy.Expr:
+def stage_share(program, repeats, tensors=None, elsewhere=frozenset()) -> sympy.Expr:
     """The part of the trainable parameters one chip holds: n with the stage's repeat counts and the
-    chip's split of each weight (tensor or expert parallelism: `tensors`, the sharded ones) over n
-    with the whole model's (1 without a pipeline or a split weight)."""
-    def n(reps, held):
+    chip's split of each weight (tensor or expert parallelism: `tensors`, the sharded ones), less the
+    weights another pipeline stage holds (`elsewhere`), over n with the whole model's (1 without a
+    pipeline or a split weight)."""
+    def n(reps, held, skip=frozenset()):
         return sympy.Add(*[held[k].numel * sympy.Mul(*[reps[r].count for r in t.repeat])
                            for k, t in program.tensors.items()
-                           if t.role == "weight" and not t.frozen and t.storage == t.name])
+                           if t.role == "weight" and not t.frozen and t.storage == t.name and k not in skip])
     whole = n(program.repeats, program.tensors)
-    return sympy.cancel(n(repeats, tensors or program.tensors) / whole) if whole != 0 else sympy.Integer(1)
+    return sympy.cancel(n(repeats, tensors or program.tensors, elsewhere) / whole) if whole != 0 \
+        else sympy.Integer(1)
+
+
+def end_weights(program) -> tuple[frozenset, frozenset]:
+    """The weights outside the staged layers that the first pipeline stage reads (before the layers:
+    the embedding) and those the last reads (after them: the final norm, the head), by the forward's
+    order; a weight read on both sides (tied embeddings) is in both."""
+    staged = {r.name for r in program.repeats.values() if _top_level(r)}
+    forward = set(program.training.forward_nodes) if program.training is not None else None
+    order = [n for n in program.nodes.values() if forward is None or n.name in forward]
+    inside = [any(r in staged for r in n.repeat) for n in order]
+    if not any(inside):
+        return frozenset(), frozenset()
+    start = inside.index(True)
+    first, last = set(), set()
+    for i, n in enumerate(order):
+        if inside[i]:
+            continue
+        for name in n.inputs:
+            storage = program.tensors[program.tensors[name].storage]
+            if storage.role == "weight" and not any(r in staged for r in storage.repeat):
+                (first if i < start else last).add(storage.name)
+    return frozenset(first), frozenset(last)
+
+
+def smaller_end(program, tensors, ends, bindings) -> frozenset:
+    """Of the two ends' weights, those only the smaller end holds (its bytes per chip, `tensors`):
+    the busiest stage holds the larger. Nothing when they cannot be ordered or one end has none."""
+    first, last = ends
+    only_first, only_last = first - last, last - first
+    if not only_first or not only_last:
+        return frozenset()
+    size = lambda names: sympy.Add(*[tensors[k].bytes for k in names]).xreplace(bindings)  # noqa: E731
+    a, b = size(only_first), size(only_last)
+    if not (a.is_number and b.is_number):
+        return frozenset()
+    return frozenset(only_last if b <= a else only_first)
 
 
 def scale_to_stage(program, nodes: dict, tensors: dict, share) -> None:

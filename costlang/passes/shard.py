@@ -36,7 +36,7 @@ from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
                           insert_zero, scale_to_stage, stage_repeats, stage_share, zero_shard,
-                          insert_dense_all_reduce,
+                          insert_dense_all_reduce, end_weights, smaller_end,
                           zero_stage)
 
 __all__ = ["shard_program"]
@@ -684,8 +684,11 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
         repeats = stage_repeats(program, pipeline, sizes, program.bindings)
         nodes = insert_sends(program, nodes, tensors, pipeline, sizes)
     share = sympy.Integer(1)
+    elsewhere = frozenset()
+    if pipeline is not None and sizes[pipeline.axis].xreplace(program.bindings) != 1:
+        elsewhere = smaller_end(program, tensors, end_weights(program), program.bindings)
     if program.training is not None:  # each chip updates its stage's layers, its part of each weight
-        share = stage_share(program, repeats, tensors)
+        share = stage_share(program, repeats, tensors, elsewhere)
         scale_to_stage(program, nodes, tensors, share)
     if data is not None and program.training is not None:
         if p.compound is not None:
@@ -694,7 +697,8 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
         nodes = insert_zero(program, nodes, tensors, data, sizes, share)
     elif data is not None and dict(data.options).get("gradients") is not None:
         insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
-    return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program)
+    return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program,
+                               other_stage_weights=elsewhere)
 
 
 def _dense_weights(program, p: _Propagation, tensors, repeats, axis) -> sympy.Expr:
