@@ -56,7 +56,8 @@ def weight_bytes(a, name: Optional[str] = None, per_iteration: bool = False,
                  roles=("weight",), elements: bool = False) -> sympy.Expr:
     """Weights (of the program, or declared inside instance `name`), × their counts; `roles` picks
     others (caches, gradients); with `elements=True` the element count (`parameters()`). A weight
-    shared with another instance is counted by each instance that uses it, once in the program."""
+    shared with another instance is counted by each instance that uses it, once in the program. Under
+    a pipeline the program's are the stage's that holds the most (its layers and the larger end)."""
     p = a.program
     skip = len(p.repeats[name].outer) + 1 if per_iteration and name in p.repeats else None
     out = []
@@ -67,6 +68,8 @@ def weight_bytes(a, name: Optional[str] = None, per_iteration: bool = False,
             continue
         if t.storage != t.name and (name is None or t.storage.startswith(name + ".")):
             continue  # another tensor's memory, counted where that tensor is
+        if name is None and t.name in p.other_stage_weights:
+            continue  # the other pipeline end's (passes.shard): not on the chip that holds the most
         out.append((t.numel if elements else t.bytes) * p.count(t.repeat[skip:] if skip is not None else t.repeat))
     return sympy.Add(*out)
 

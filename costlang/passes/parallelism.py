@@ -202,12 +202,14 @@ def insert_all_to_all(program, nodes: dict, tensors: dict, expert, sizes, expert
 
 # --- data parallel training ----------------------------------------------------------------------
 
-def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes, repeats) -> None:
-    """The gradient buffer (the chip's weights, in the gradient dtype) and its all-reduce over the axis."""
+def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes, repeats,
+                               elsewhere=frozenset()) -> None:
+    """The gradient buffer (the chip's weights, in the gradient dtype; under a pipeline the stage's
+    that holds the most, less the other end's `elsewhere`) and its all-reduce over the axis."""
     dtype = _option(data, "gradients")
     count = lambda t: sympy.Mul(*[repeats[r].count for r in t.repeat])  # noqa: E731
     numel = sympy.Add(*[t.numel * count(t) for t in tensors.values()
-                        if t.role == "weight" and t.storage == t.name])
+                        if t.role == "weight" and t.storage == t.name and t.name not in elsewhere])
     if numel == 0:
         raise SemanticError("a training step all-reduces the weights' gradients, and this program has no "
                             "weights", data.span)

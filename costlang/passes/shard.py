@@ -696,7 +696,7 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
             nodes = insert_dense_all_reduce(program, nodes, tensors, expert, sizes, dense)
         nodes = insert_zero(program, nodes, tensors, data, sizes, share)
     elif data is not None and dict(data.options).get("gradients") is not None:
-        insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats)
+        insert_gradient_all_reduce(program, nodes, tensors, data, sizes, repeats, elsewhere)
     return dataclasses.replace(program, tensors=tensors, nodes=nodes, repeats=repeats, sharded=True, whole=program,
                                other_stage_weights=elsewhere)
 
