@@ -990,7 +990,7 @@ def test_one_stage_keeps_both_ends_on_its_chip():
     assert a.totals.stages is None
 
 
-TINY_3AXES = """import llm
+TWO_AXES = """import llm
 system s {
   chip = h100_sxm
   axis a = 2
@@ -999,7 +999,9 @@ system s {
 }
 use system s
 PAR
-input ids: int32[4, 48]
+"""
+
+TINY_3AXES = TWO_AXES + """input ids: int32[4, 48]
 output logits = llama_prefill(ids, vocab = 64, d = 32, layers = 2, heads = 4, kv_heads = 2, head_dim = 8, \\
                               ffn = 64, wt = bf16, kt = bf16, at = bf16, it = int32)
 """
@@ -1025,16 +1027,7 @@ def test_a_vocabulary_parallel_embedding_reads_its_part_of_the_batch():
     assert a.value(kernel(a, "logits.x.x").bytes_read) == 3264
 
 
-MOE_LAYERS = """import llm
-system s {
-  chip = h100_sxm
-  axis a = 2
-  axis b = 2
-  link NVLink over a, b { one_way = 450 GB/s }
-}
-use system s
-PAR
-input ids: int32[8, 48]
+MOE_LAYERS = TWO_AXES + """input ids: int32[8, 48]
 x = embedding(ids, 64, 32, bf16, bf16, int32)
 h = repeat(2) moe_layer_prefill(x, 4, 2, 8, 64, 4, 2, bf16, bf16, bf16)
 logits = lm_head(rms_norm(h, bf16, bf16), 64, bf16, bf16)
