@@ -154,7 +154,11 @@ class Analysis:
             key = self._values.get(_BINDINGS_KEY)
             if key is None:
                 key = self._values[_BINDINGS_KEY] = bindings_key(self.bindings)
-            known = self._values[expr] = bound_value(expr, self.bindings, key)
+            try:
+                known = bound_value(expr, self.bindings, key)
+            except ValueError:   # a max() over a value that divides by zero (sympy: "nan is not comparable")
+                known = sympy.nan
+            self._values[expr] = known
         return known
 
     def kernel_of(self, node: str) -> KernelResult:
@@ -220,7 +224,21 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
                         footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
     analysis.measurements = measured(analysis)
+    _check_finite_kernels(analysis)
     return analysis
+
+
+def _check_finite_kernels(analysis) -> None:
+    """A kernel whose time, with every symbol's value put in, divides by zero (a tile of no
+    elements, a capacity of none) is an error at its statement, not a report of nan."""
+    for k in analysis.kernels:
+        t = analysis.value(k.t_kernel)
+        if isinstance(t, sympy.Basic) and not t.free_symbols and t.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+            node = analysis.program.nodes[k.ops[0]]
+            raise SemanticError(f"kernel '{k.name}' has no finite time with the values given (it divides by "
+                                "zero)", node.span,
+                                "check the values of the dims and params it uses (a memory level's capacity, a "
+                                "tile size)")
 
 
 def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, bindings,

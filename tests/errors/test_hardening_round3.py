@@ -379,3 +379,25 @@ def test_a_pool_of_too_many_replicas_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 2 and "a pool's count is a whole number of replicas from 1 to 100,000" in err
     assert "toy_pools.cost:15:44:" in err
+
+
+def test_a_kernel_time_that_divides_by_zero_is_a_positioned_error(cli):
+    # campaign seed 71612 (commit 423e174): examples/memory/flash_attention.cost without its queries,
+    # run with `--set M=H*2`: an on-chip memory of 32 fp16 elements fits no flash block, the kernel's
+    # time divides by zero, and printing its max() was an internal error ("nan is not comparable")
+    text = """fusion flash
+dim B = 64, H = 16, N = 1024, d = 64
+dim M
+hardware sram : h100_sxm { memory SMEM per SM { capacity = M * 2 B } }
+use hardware sram
+input Q: fp16[B, H, N, d]
+input K: fp16[B, H, N, d]
+input V: fp16[B, H, N, d]
+Kt = transpose(K)
+S = matmul(Q, Kt)
+P = softmax(S)
+O = matmul(P, V)
+"""
+    status, out, err = cli(text, "run", "t.cost", "--set", "M=H*2")
+    assert status == 2 and "internal error" not in err
+    assert err.startswith("t.cost:10:5: error: kernel 'S+P+O' has no finite time with the values given")
