@@ -28,7 +28,7 @@ from costlang.analysis.levels import binding_level, check_kernel_factors, factor
 from costlang.analysis.bounds import UNDECIDED
 from costlang.analysis.verdict import Verdict, decide, decide_comms, domain_floors, with_level, within
 
-__all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware"]
+__all__ = ["KernelResult", "Totals", "Footprint", "Analysis", "analyze_roofline", "select_hardware", "not_finite"]
 
 
 @dataclass(frozen=True)
@@ -228,12 +228,17 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     return analysis
 
 
+def not_finite(value) -> bool:
+    """Whether a value with the symbols' values put in divides by zero somewhere (∞, zoo or nan in it)."""
+    return isinstance(value, sympy.Basic) and value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+
+
 def _check_finite_kernels(analysis) -> None:
     """A kernel whose time, with every symbol's value put in, divides by zero (a tile of no
     elements, a capacity of none) is an error at its statement, not a report of nan."""
     for k in analysis.kernels:
         t = analysis.value(k.t_kernel)
-        if isinstance(t, sympy.Basic) and not t.free_symbols and t.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        if not_finite(t) and not t.free_symbols:
             node = analysis.program.nodes[k.ops[0]]
             raise SemanticError(f"kernel '{k.name}' has no finite time with the values given (it divides by "
                                 "zero)", node.span,

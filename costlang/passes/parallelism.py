@@ -24,7 +24,7 @@ from costlang.ir.system import comms_of
 
 __all__ = ["fresh", "collective_node", "stage_repeats", "insert_sends", "insert_gradient_all_reduce",
            "insert_all_to_all", "pipeline_stretch", "bubble_fraction", "once_per_step", "insert_zero", "zero_stage", "zero_shard", "stage_share", "scale_to_stage", "is_backward_send",
-           "insert_dense_all_reduce", "end_weights", "smaller_end"]
+           "insert_dense_all_reduce", "end_weights", "smaller_end", "trainable_count"]
 
 
 def fresh(name: str, taken) -> str:
@@ -132,10 +132,11 @@ def _gradient_entering(program, r) -> Optional[str]:
     outside the layers, named as a gradient of the output, that a node inside them reads."""
     inside = lambda n: r.name in n.repeat  # noqa: E731
     read_inside = {t for n in program.nodes.values() if inside(n) for t in n.inputs}
+    forward = set(program.training.forward_nodes)
     found = None
     for n in program.nodes.values():
         if (n.output and not inside(n) and n.output.startswith(f"{r.name}.grad") and n.output in read_inside
-                and n.name not in set(program.training.forward_nodes)):
+                and n.name not in forward):
             found = n.output
     return found
 
@@ -213,18 +214,26 @@ def insert_gradient_all_reduce(program, nodes: dict, tensors: dict, data, sizes,
     if numel == 0:
         raise SemanticError("a training step all-reduces the weights' gradients, and this program has no "
                             "weights", data.span)
+    node = _buffer_all_reduce(program, nodes, tensors, "gradients", dtype, numel, None, data, sizes)
+    nodes[node.name] = node
+
+
+def _buffer_all_reduce(program, nodes: dict, tensors: dict, base: str, dtype, numel, storage, spec, sizes) -> OpNode:
+    """A gradient buffer of `numel` elements (`base`; a part of `storage`, or a buffer of its own)
+    and its all-reduce over `spec`'s axis, reduced in place: the result is the buffer again (its
+    storage), not a second one. The node is returned, not placed."""
     taken = set(tensors) | set(nodes)
-    grads = fresh("gradients", taken)
-    tensors[grads] = Tensor(grads, dtype, (numel,), "gradient", data.span, grads)
-    reduced = fresh("gradients_reduced", taken | {grads})
-    # reduced in place: the result is the gradient buffer again (its storage), not a second buffer
-    tensors[reduced] = Tensor(reduced, dtype, (numel,), "intermediate", data.span, grads)
-    name = fresh("gradients_all_reduce", taken | {grads, reduced})
-    node = collective_node(program, "all_reduce", _option(data, "algorithm"), name, tensors[grads],
-                           reduced, data.axis, sizes[data.axis], data.span)
+    grads = fresh(base, taken)
+    storage = storage or grads
+    tensors[grads] = Tensor(grads, dtype, (numel,), "gradient", spec.span, storage)
+    reduced = fresh(f"{base}_reduced", taken | {grads})
+    tensors[reduced] = Tensor(reduced, dtype, (numel,), "intermediate", spec.span, storage)
+    name = fresh(f"{base}_all_reduce", taken | {grads, reduced})
+    node = collective_node(program, "all_reduce", _option(spec, "algorithm"), name, tensors[grads], reduced,
+                           spec.axis, sizes[spec.axis], spec.span)
     # no FLOPs: its "math" dtype is the model's (one the chip states a peak for), not the gradients'
     math = next(t.dtype for t in tensors.values() if t.role == "weight")
-    nodes[name] = dataclasses.replace(node, math_dtype=math)
+    return dataclasses.replace(node, math_dtype=math)
 
 
 def insert_dense_all_reduce(program, nodes: dict, tensors: dict, expert, sizes, dense) -> dict:
@@ -236,24 +245,15 @@ def insert_dense_all_reduce(program, nodes: dict, tensors: dict, expert, sizes, 
     training = program.training
     if dense == 0 or sizes[expert.axis].xreplace(program.bindings) == 1:
         return nodes
-    dtype = tensors[training.buffer].dtype
-    taken = set(tensors) | set(nodes)
-    grads = fresh("dense_gradients", taken)
-    tensors[grads] = Tensor(grads, dtype, (dense,), "gradient", expert.span, training.buffer)
-    reduced = fresh("dense_gradients_reduced", taken | {grads})
-    tensors[reduced] = Tensor(reduced, dtype, (dense,), "intermediate", expert.span, training.buffer)
-    name = fresh("dense_gradients_all_reduce", taken | {grads, reduced})
-    node = collective_node(program, "all_reduce", _option(expert, "algorithm"), name, tensors[grads], reduced,
-                           expert.axis, sizes[expert.axis], expert.span)
-    math = next(t.dtype for t in tensors.values() if t.role == "weight")
-    node = dataclasses.replace(node, math_dtype=math)
+    node = _buffer_all_reduce(program, nodes, tensors, "dense_gradients", tensors[training.buffer].dtype, dense,
+                              training.buffer, expert, sizes)
     out: dict = {}
     for k, n in nodes.items():
         if k == training.update:
-            out[name] = node
+            out[node.name] = node
         out[k] = n
-    if training.update is None or training.update not in nodes:
-        out[name] = node
+    if node.name not in out:   # no optimizer: the reduction ends the step
+        out[node.name] = node
     return out
 
 
@@ -278,13 +278,17 @@ def stage_share(program, repeats, tensors=None, elsewhere=frozenset()) -> sympy.
     chip's split of each weight (tensor or expert parallelism: `tensors`, the sharded ones), less the
     weights another pipeline stage holds (`elsewhere`), over n with the whole model's (1 without a
     pipeline or a split weight)."""
-    def n(reps, held, skip=frozenset()):
-        return sympy.Add(*[held[k].numel * sympy.Mul(*[reps[r].count for r in t.repeat])
-                           for k, t in program.tensors.items()
-                           if t.role == "weight" and not t.frozen and t.storage == t.name and k not in skip])
-    whole = n(program.repeats, program.tensors)
-    return sympy.cancel(n(repeats, tensors or program.tensors, elsewhere) / whole) if whole != 0 \
-        else sympy.Integer(1)
+    whole = trainable_count(program, program.tensors, program.repeats)
+    held = trainable_count(program, tensors or program.tensors, repeats, lambda k: k not in elsewhere)
+    return sympy.cancel(held / whole) if whole != 0 else sympy.Integer(1)
+
+
+def trainable_count(program, held: dict, repeats: dict, keep=lambda name: True) -> sympy.Expr:
+    """The trainable parameters (weights not frozen, each counted at its storage) that `keep` admits:
+    each weight's element count in `held` (whole, or one chip's part) × its repeat counts in `repeats`."""
+    return sympy.Add(*[held[k].numel * sympy.Mul(*[repeats[r].count for r in t.repeat])
+                       for k, t in program.tensors.items()
+                       if t.role == "weight" and not t.frozen and t.storage == t.name and keep(k)])
 
 
 def end_weights(program) -> tuple[frozenset, frozenset]:

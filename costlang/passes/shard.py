@@ -36,7 +36,7 @@ from costlang.ir.program import OpNode, Program, Tensor, in_stdlib
 from costlang.ir.system import comms_of
 from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_all, insert_gradient_all_reduce, insert_sends,
                           insert_zero, scale_to_stage, stage_repeats, stage_share, zero_shard,
-                          insert_dense_all_reduce, end_weights, smaller_end,
+                          insert_dense_all_reduce, end_weights, smaller_end, trainable_count,
                           zero_stage)
 
 __all__ = ["shard_program"]
@@ -215,11 +215,19 @@ class _Propagation:
         if axis is not None and axis in self.batch_axes and out:
             self.batch_split[n.name] = (axis,)
             out = (axis,) + out[1:]
-        context = self.context.axis if self.context is not None else None
+        return self._keep_sequence(n, first, out)
+
+    def _context_axis(self) -> Optional[str]:
+        return self.context.axis if self.context is not None else None
+
+    def _keep_sequence(self, n: OpNode, first, out) -> Spec:
+        """A custom kernel fed the sequence split over the context axis (its first input's second dim)
+        keeps it, an embedding's tokens or a norm's rows: its result's second dim is split too, and
+        its stated work is its slice's (`batch_split`)."""
+        context = self._context_axis()
         if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
-            # the sequence split (context parallel) carries through: an embedding's tokens, a norm's rows
             self.batch_split[n.name] = self.batch_split.get(n.name, ()) + (context,)
-            out = out[:1] + (context,) + out[2:]
+            out = tuple(out[:1]) + (context,) + tuple(out[2:])
         return out
 
     def _custom(self, n: OpNode) -> Optional[Spec]:
@@ -241,12 +249,8 @@ class _Propagation:
         first, out = self.spec[n.inputs[0]], self.shape(n.output)
         if not out:
             return ()
-        spec = [(first[0] if first else None)] + [None] * (len(out) - 1)
-        context = self.context.axis if self.context is not None else None
-        if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
-            spec[1] = context                           # the chip's slice of the sequence: its tokens
-            self.batch_split[n.name] = (context,)       # (the expert axis's share: insert_all_to_all)
-        return tuple(spec)
+        # the expert axis's share of the work is insert_all_to_all's; the sequence's is kept here
+        return self._keep_sequence(n, first, ((first[0] if first else None),) + (None,) * (len(out) - 1))
 
     def _gather(self, n: OpNode) -> Optional[Spec]:
         """Vocabulary-parallel gather: a free weight of `gathers` rows is split on its rows over the
@@ -270,16 +274,11 @@ class _Propagation:
             self.gathered.add(n.name)
         if not out:
             return ()
-        spec = [(first[0] if first else None)] + [None] * (len(out) - 1)
         # the chip looks up its own tokens: its part of the batch, its slice of the sequence
-        work = (spec[0],) if spec[0] is not None and spec[0] in self.batch_axes else ()
-        context = self.context.axis if self.context is not None else None
-        if context is not None and first is not None and len(first) > 1 and first[1] == context and len(out) > 1:
-            spec[1] = context
-            work += (context,)
-        if work:
-            self.batch_split[n.name] = work
-        return tuple(spec)
+        batch = first[0] if first else None
+        if batch is not None and batch in self.batch_axes:
+            self.batch_split[n.name] = (batch,)
+        return self._keep_sequence(n, first, (batch,) + (None,) * (len(out) - 1))
 
     def _collective(self, n: OpNode) -> Spec:
         return self.fixed(n.inputs[0], n.span)
@@ -359,7 +358,7 @@ class _Propagation:
         axis (the sequence): summed over the context axis after this op, over the data axis with the
         step's gradient reduction (its work split over both)."""
         data = self.data.axis if self.data is not None else None
-        context = self.context.axis if self.context is not None else None
+        context = self._context_axis()
         if len(lead) == 2 and lead == {data, context}:
             self.also_over[n.name] = data
             return {context}
@@ -506,18 +505,14 @@ def _view_forward(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(src, spec, out, p.program.bindings, n, p.view_maps, _context_axis(p))
-
-
-def _context_axis(p: _Propagation):
-    return p.context.axis if p.context is not None else None
+    return _carry(src, spec, out, p.program.bindings, n, p.view_maps, p._context_axis())
 
 
 def _view_inverse(p: _Propagation, n: OpNode, spec: Spec) -> Spec:
     src, out = p.shape(n.inputs[0]), p.shape(n.output)
     if _is_transpose(p, n):
         return tuple(spec[:-2]) + (spec[-1], spec[-2])
-    return _carry(out, spec, src, p.program.bindings, n, p.view_maps, _context_axis(p))
+    return _carry(out, spec, src, p.program.bindings, n, p.view_maps, p._context_axis())
 
 
 def _carry(src, spec, out, bindings, n, maps=None, sequence_axis=None) -> Spec:
@@ -703,10 +698,7 @@ def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> P
 
 def _dense_weights(program, p: _Propagation, tensors, repeats, axis) -> sympy.Expr:
     """The parameters a chip holds of the weights not split over the expert axis (their count)."""
-    return sympy.Add(*[tensors[k].numel * sympy.Mul(*[repeats[r].count for r in t.repeat])
-                       for k, t in program.tensors.items()
-                       if t.role == "weight" and not t.frozen and t.storage == t.name
-                       and axis not in (p.spec.get(k) or ())])
+    return trainable_count(program, tensors, repeats, lambda k: axis not in (p.spec.get(k) or ()))
 
 
 def _share(stated, size):

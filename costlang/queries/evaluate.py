@@ -21,7 +21,7 @@ from costlang.ir.program import Value
 from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP_PER_S, SECOND, Unit, is_unit, parse_unit
 from costlang.frontend.typecheck import (KERNEL_FUNCTIONS, STATIC_FUNCTIONS, TRAINING_FUNCTIONS, ProgramNames,
                                         static_call, training_args)
-from costlang.analysis.roofline import KernelResult, analyze_roofline
+from costlang.analysis.roofline import KernelResult, analyze_roofline, not_finite
 from costlang.analysis.verdict import Verdict
 
 __all__ = ["QueryResult", "analyze_with_queries", "answer_queries", "evaluate_in"]
@@ -128,7 +128,7 @@ def stated_unit(q: Query, value: Value) -> Value:
 
 def _check_finite(bound, node: Expr) -> None:
     """A query whose value, with the bound symbols' values put in, divides by zero is an error."""
-    if isinstance(bound, sympy.Basic) and bound.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+    if not_finite(bound):
         raise SemanticError(f"'{node.span.text}' is not a finite number with the values given "
                             "(it divides by zero)", node.span,
                             "check the values of the dims and params it uses")
