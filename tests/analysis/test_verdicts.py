@@ -18,7 +18,7 @@ CHAPTER = "use hardware chapter_gpu\n"
 # h100_sxm (3.35 TB/s) with a stated 5 µs launch; relu on fp16[N] moves 4N B:
 # T_memory = 4N / 3.35e12 = 5e-6 exactly at N = 5e-6 · 3.35e12 / 4 = 4187500
 RELU = "hardware h : h100_sxm {{ launch = 5 us }}\nuse hardware h\n{dim}\ninput x: fp16[N]\ny = relu(x)\n"
-# the cubic: I − I* = (flops − 500·bytes)/bytes with bytes = n³ + 10⁷ and
+# a cubic with a double root at 100 and a single one at 400: I − I* = (flops − 500·bytes)/bytes with bytes = n³ + 10⁷ and
 # flops − 500·(n³ + 10⁷) = n³ − 600n² + 90000n − 4·10⁶ = (n − 100)²·(n − 400)
 CUBIC = (CHAPTER + "dim n{value}\ninput x: fp16[n]\ny = custom(x) {{ flops = 501*n^3 - 600*n^2 + 90000*n "
          "+ 4996000000; reads = n^3; writes = 10^7 }}\n")

@@ -39,7 +39,7 @@ def test_final_consonant_of_hangul_and_empty():
 
 
 def test_korean_derivation_wording():
-    """The phrases the issue asked for, in a real derivation (decode_crossing.cost, B free)."""
+    """The Korean phrases of a crossing's derivation, in a real one (decode_crossing.cost, B free)."""
     from conftest import EXAMPLES
     from costlang import load
     from costlang.cli.derive import render_derivation

@@ -47,7 +47,7 @@ def test_a_training_step_by_hand(presets):
 
 def test_h100_pcie_roofline_mape_by_hand(presets, capsys):
     pts = load_csv("examples/validation/corpus/nccl_tests_h100_pcie.csv", presets)
-    # roofline = S / 300e9 (one-way NVLink bridge); measured = out-of-place µs from the issue
+    # roofline = S / 300e9 (one-way NVLink bridge); measured = out-of-place µs from NVIDIA/nccl-tests#194, which the CSV cites
     rows = [(1073741824, sympy.Rational("9306.7")), (2147483648, sympy.Integer(18535)),
             (4294967296, sympy.Integer(36943))]
     hand = [(sympy.Rational(s, 300 * 10**9), us / 10**6) for s, us in rows]
