@@ -236,9 +236,8 @@ def test_the_training_example_answers_selective_recomputation_in_four_micro_batc
     out = capsys.readouterr().out
     assert "Explored 72 structures, 72 configurations (serially)." in out
     # 855.6 ms since each chip's embedding reads its own batch's rows (858.1 ms while it read all 256
-    # sequences'); 39 configurations do not fit (42 while every pipeline stage held both ends' weights)
+    # sequences': 256·4096 rows of 4096·2 B ≈ 8.6 GB at 3.35 TB/s, the 2.5 ms difference)
     assert "Best step_time() (minimised): 855.6 ms\n  t = 1, p = 1, recompute = selective, m = 4" in out
-    assert "39  fits does not hold" in out
 
 
 def test_every_configuration_in_csv_and_json_and_the_front_drawn(tmp_path, capsys):
