@@ -479,20 +479,42 @@ def _finish(r: _Running, status: Optional[int], timed_out: bool, wall: float) ->
             "seconds": round(time.monotonic() - r.started, 2)}
 
 
+def _warm() -> None:
+    """Everything a child would build first, built once in the parent: every costlang module, the
+    modules sympy imports on first use, the grammar's parser, the stdlib prelude's resolved state.
+    A forked child starts from here; what it builds itself dies with it."""
+    import importlib
+    import pkgutil
+
+    import costlang
+    from costlang import api
+    from costlang.frontend.parser import parser
+    for info in pkgutil.walk_packages(costlang.__path__, "costlang."):
+        if not info.name.endswith("__main__"):
+            try:
+                importlib.import_module(info.name)
+            except ImportError:  # an optional extra that is not installed
+                pass
+    importlib.import_module("sympy.tensor.tensor")  # imported by sympy's Add on its first sum
+    parser()
+    with tempfile.TemporaryDirectory() as folder:
+        tiny = Path(folder) / "warm.cost"
+        tiny.write_text("dim n = 1\n", encoding="utf-8")
+        api.load(tiny)  # resolves the prelude once: the resolver keeps its state per process
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+
 def run_cases(seeds: Sequence[int], sources: Sequence[tuple[str, str]], mode: str = "fork", jobs: int = 1,
               wall: float = 60.0, memory_mb: int = 2048, on_result=None) -> list[dict]:
     """Run the cases `seeds`, `jobs` at a time; each result is a dict (seed, subcommand, class, detail...)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
-    if mode == "fork":  # everything imported and built once: each child starts warm
-        from costlang import cli  # noqa: F401
-        from costlang.frontend.parser import parser
-        parser()
-        try:
-            import matplotlib  # noqa: F401
-            matplotlib.use("Agg")
-            import matplotlib.pyplot  # noqa: F401
-        except ImportError:
-            pass
+    if mode == "fork":
+        _warm()
     root = Path(tempfile.mkdtemp(prefix="costlang-campaign-"))
     memory = memory_mb * 2 ** 20
     pending = list(seeds)[::-1]

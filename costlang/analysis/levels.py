@@ -17,7 +17,7 @@ import sympy
 from costlang.errors import SemanticError
 from costlang.ir.program import Efficiency, Hardware, Program
 from costlang.passes.costs import KernelCost
-from costlang.analysis.memo import dominates
+from costlang.analysis.memo import dominates, positive_somewhere
 
 __all__ = ["LevelTime", "level_times", "binding_level", "factor", "check_kernel_factors"]
 
@@ -69,14 +69,20 @@ def level_times(program: Program, hw: Hardware, ops, cost: KernelCost) -> tuple[
 def binding_level(levels: tuple[LevelTime, ...], main: str, bindings) -> LevelTime:
     """The level with the largest T_memory at the bound values (the farther one on a tie); when
     free symbols leave the order open, the main level (HBM). A difference that is evidently
-    negative (`memo.dominates`) needs no `simplify`."""
+    negative (`memo.dominates`), or evidently positive at one point of the domain
+    (`memo.positive_somewhere`), needs no `simplify`; nor does any difference when no level is
+    evidently slower than the main one (the answer is the main level either way)."""
     if len(levels) == 1:
         return levels[0]
-    best = next(lt for lt in levels if lt.level == main)
+    main_level = next(lt for lt in levels if lt.level == main)
+    if not any((lt.t_memory - main_level.t_memory).xreplace(bindings).is_positive for lt in levels):
+        return main_level   # no level evidently slower than the main one: the main one, decided or not
+    best = main_level
     for lt in levels:
         diff = (lt.t_memory - best.t_memory).xreplace(bindings)
         if diff.is_positive:
             best = lt
-        elif not diff.is_number and not dominates(0, diff) and not sympy.simplify(diff).is_nonpositive:
+        elif not diff.is_number and (positive_somewhere(diff) or not dominates(0, diff)
+                                     and not sympy.simplify(diff).is_nonpositive):
             return next(lt for lt in levels if lt.level == main)
     return best

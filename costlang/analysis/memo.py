@@ -17,7 +17,8 @@ import sympy
 
 from costlang.passes.costs import grouped_sum
 
-__all__ = ["smax", "smin", "ssum", "remembered", "bound_value", "substitute", "dominates", "clear"]
+__all__ = ["smax", "smin", "ssum", "remembered", "bound_value", "substitute", "dominates",
+           "positive_somewhere", "clear"]
 
 _LIMIT = 8192
 
@@ -103,6 +104,26 @@ def _incomparable(args: tuple) -> bool:
         for (i, j), seen in pairs.items():
             seen.add(int(bool(row[i] > row[j])) - int(bool(row[i] < row[j])))
         if all({1, -1} <= seen for seen in pairs.values()):
+            return True
+    return False
+
+
+def positive_somewhere(e: sympy.Expr) -> bool:
+    """Whether `e` is evidently positive at one point of the domain (the points of `_incomparable`):
+    then no simplification can show it ≤ 0 everywhere. False means "not shown", not "no".
+
+    >>> B, S = sympy.symbols("B S", positive=True, integer=True)
+    >>> positive_somewhere(B - 2 * S), positive_somewhere(-B - S), positive_somewhere(sympy.Integer(3))
+    (True, False, False)
+    """
+    symbols = e.free_symbols
+    if not symbols or any(s.assumptions0 not in _PLAIN for s in symbols) or \
+            any(p.exp.free_symbols for p in e.atoms(sympy.Pow)):
+        return False
+    ordered = sorted(symbols, key=str)
+    for exponents in _points(len(ordered)):
+        at = e.xreplace({s: sympy.Integer(2) ** k for s, k in zip(ordered, exponents)})
+        if at.is_Rational and at > 0:
             return True
     return False
 

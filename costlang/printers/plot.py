@@ -354,7 +354,12 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
     """Annotate each label at the first offset where its box meets no box placed before, no point,
     no other text of the axes and not the legend (greedy, in display space); where every offset
     meets something, at the offset that overlaps least. Labels moved beyond the first ring get a
-    leader line to their point. Returns the matplotlib `Annotation`s."""
+    leader line to their point. Returns the matplotlib `Annotation`s.
+
+    A label's text is measured once (left- and right-aligned); its box at an offset is that box
+    moved by the offset, and a leader line's box is covered by the box spanning the text and the
+    point. All offsets are tried against all boxes placed so far at once."""
+    import numpy as np
     fig = ax.figure
     cjk_fonts(fig)                 # the title and legend in a font with their glyphs, before measuring
     if any(_CJK.search(lab.text) for lab in labels) and cjk_font() is None:
@@ -362,37 +367,56 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
                         "them: install one, e.g. Debian's `fonts-noto-cjk` or `fonts-nanum`")
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()   # fixes the axes' limits and transforms
-    from matplotlib.transforms import Bbox
     r = (st.marker / 2 + 1) * fig.dpi / 72   # a marker's radius in pixels, and a point more
     anchors = {tuple(ax.transData.transform((lab.x, lab.y))) for lab in labels}
-    placed = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in anchors]   # labels never cover a point
-    placed += [t.get_window_extent(renderer).padded(2) for t in ax.texts if t.get_text()]
+    placed = [(x - r, y - r, x + r, y + r) for x, y in anchors]   # labels never cover a point
+    placed += [t.get_window_extent(renderer).padded(2).extents for t in ax.texts if t.get_text()]
     if ax.get_legend() is not None:
-        placed.append(ax.get_legend().get_window_extent(renderer).padded(2))
+        placed.append(ax.get_legend().get_window_extent(renderer).padded(2).extents)
+    boxes = np.array(placed, dtype=float).reshape(-1, 4)
     frame = ax.get_window_extent(renderer)
     scale = st.font / STYLES["paper"].font
+    offsets = np.array(_OFFSETS, dtype=float) * scale
+    pixels = offsets * fig.dpi / 72                  # an offset in points, in pixels
+    leader = np.arange(len(_OFFSETS)) >= 4
     out, seen = [], set()
     for lab in labels:
         key = (lab.text, round(lab.x, 12), round(lab.y, 12))
         if key in seen:          # two kernels with the same path and crossing: one label says it
             continue
         seen.add(key)
-        best = None   # (overlap, offset index, dx, dy)
-        for n, (dx, dy) in enumerate(_OFFSETS):
-            dx, dy = dx * scale, dy * scale
-            text = _annotate(ax, lab, dx, dy, st, leader=n >= 4)
-            box = text.get_window_extent(renderer).padded(2)
+        ax_, ay = ax.transData.transform((lab.x, lab.y))
+        candidates = np.empty((len(_OFFSETS), 4))
+        for right in (False, True):                  # text to the right of its point, or to the left
+            text = _annotate(ax, lab, -1.0 if right else 0.0, 0.0, st, leader=False)
+            x0, y0, x1, y1 = _text_box(text, renderer).padded(2).extents
             text.remove()
-            outside = 0.0 if frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1) else box.width * box.height
-            overlap = sum(_area(box, b) for b in placed) + outside
-            if best is None or overlap < best[0]:
-                best = (overlap, n, dx, dy, box)
-            if overlap == 0:
-                break
-        _, n, dx, dy, box = best
-        out.append(_annotate(ax, lab, dx, dy, st, leader=n >= 4))
-        placed.append(box)
+            rows = (offsets[:, 0] < 0) if right else (offsets[:, 0] >= 0)
+            dx, dy = pixels[rows, 0] + (fig.dpi / 72 if right else 0.0), pixels[rows, 1]
+            candidates[rows] = np.stack([x0 + dx, y0 + dy, x1 + dx, y1 + dy], axis=1)
+        # a leader line runs from the text to the point: the box spanning both covers it
+        candidates[leader, 0] = np.minimum(candidates[leader, 0], ax_)
+        candidates[leader, 1] = np.minimum(candidates[leader, 1], ay)
+        candidates[leader, 2] = np.maximum(candidates[leader, 2], ax_)
+        candidates[leader, 3] = np.maximum(candidates[leader, 3], ay)
+        w = np.minimum(candidates[:, None, 2], boxes[None, :, 2]) - np.maximum(candidates[:, None, 0], boxes[None, :, 0])
+        h = np.minimum(candidates[:, None, 3], boxes[None, :, 3]) - np.maximum(candidates[:, None, 1], boxes[None, :, 1])
+        overlap = np.where((w > 0) & (h > 0), w * h, 0.0).sum(axis=1)
+        inside = ((candidates[:, 0] >= frame.x0) & (candidates[:, 2] <= frame.x1)
+                  & (candidates[:, 1] >= frame.y0) & (candidates[:, 3] <= frame.y1))
+        overlap += np.where(inside, 0.0, (candidates[:, 2] - candidates[:, 0]) * (candidates[:, 3] - candidates[:, 1]))
+        free = np.flatnonzero(overlap == 0)
+        n = int(free[0]) if len(free) else int(np.argmin(overlap))   # the first free offset, else the least overlap
+        out.append(_annotate(ax, lab, offsets[n, 0], offsets[n, 1], st, leader=bool(leader[n])))
+        boxes = np.vstack([boxes, candidates[n]])
     return out
+
+
+def _text_box(annotation, renderer):
+    """The box of an annotation's text alone (its arrow left out)."""
+    from matplotlib.text import Text
+    annotation.update_positions(renderer)
+    return Text.get_window_extent(annotation, renderer)
 
 
 def _annotate(ax, lab, dx: float, dy: float, st: Style, leader: bool):
@@ -402,13 +426,6 @@ def _annotate(ax, lab, dx: float, dy: float, st: Style, leader: bool):
     if _CJK.search(lab.text):
         text.set_fontfamily([cjk_font(), "DejaVu Sans"])
     return text
-
-
-def _area(a, b) -> float:
-    """The area two boxes share (0 when they do not meet)."""
-    w = min(a.x1, b.x1) - max(a.x0, b.x0)
-    h = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return w * h if w > 0 and h > 0 else 0.0
 
 
 def sweep(curve, linear: bool = False, style: str = "paper", unit: str = "", lang: str = "en") -> Plot:

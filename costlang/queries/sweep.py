@@ -212,7 +212,9 @@ class _Plan:
 
     def __init__(self, analysis, names: tuple, shows: tuple):
         self.program = unbind(for_analysis(analysis.program), list(names))
-        self.an = analyze_with_queries(self.program, fusion=analysis.fusion, hardware=analysis.hardware.name)
+        # the sweep decides its own verdicts (`verdicts`), exactly, over its first symbol
+        self.an = analyze_with_queries(self.program, fusion=analysis.fusion, hardware=analysis.hardware.name,
+                                       decide=False)
         self.symbols = tuple(self.program.symbols[n].symbol for n in names)
         self.values = tuple(_expression(self.an, _shown(analysis, s), s, self.symbols) for s in shows)
         self._gaps = self._verdicts = None
