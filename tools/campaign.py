@@ -507,6 +507,9 @@ def _warm() -> None:
         import matplotlib.pyplot  # noqa: F401
     except ImportError:
         pass
+    import gc
+    gc.collect()
+    gc.freeze()   # the children's collections leave the parent's objects (and their shared pages) alone
 
 
 def run_cases(seeds: Sequence[int], sources: Sequence[tuple[str, str]], mode: str = "fork", jobs: int = 1,
