@@ -16,6 +16,7 @@ from typing import Optional
 import sympy
 
 from costlang.errors import SemanticError
+from costlang.analysis.memo import smax
 from costlang.ir.program import Program
 from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
@@ -220,10 +221,10 @@ def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer
     bound is the larger of the stretched stage and the busiest resource over the whole step, and
     the upper bound the stretched stage plus them."""
     if once is None or stretch == 1:
-        return (stretch * (t_launch + sympy.Max(t_compute, t_memory, t_comms)),
+        return (stretch * (t_launch + smax(t_compute, t_memory, t_comms)),
                 stretch * (t_launch + t_compute + t_memory + t_comms))
     oc, om, ox, ol = once
-    stage_lower = t_launch - ol + sympy.Max(t_compute - oc, t_memory - om, t_comms - ox)
-    lower = sympy.Max(stretch * stage_lower, t_launch + sympy.Max(t_compute, t_memory, t_comms))
+    stage_lower = t_launch - ol + smax(t_compute - oc, t_memory - om, t_comms - ox)
+    lower = smax(stretch * stage_lower, t_launch + smax(t_compute, t_memory, t_comms))
     upper = stretch * (t_launch - ol + t_compute - oc + t_memory - om + t_comms - ox) + ol + oc + om + ox
     return lower, upper

@@ -208,9 +208,10 @@ def _ceilings(a) -> list[tuple[str, float]]:
     return sorted(found, key=lambda c: (c[0], c[1]))
 
 
-def _level_points(ax, a, color, st: Style, labels: list):
+def _level_points(ax, a, color, st: Style, labels: list, named: set):
     """The hierarchical roofline: each kernel again at I(level) = FLOPs / bytes(level) for every
-    level other than the main one whose bytes differ, under that level's ceiling (square markers)."""
+    level other than the main one whose bytes differ, under that level's ceiling (square markers);
+    labelled for the `named` kernels."""
     main = a.hardware.main_memory.name
     for k in a.kernels:
         if len(k.levels) < 2:
@@ -223,7 +224,8 @@ def _level_points(ax, a, color, st: Style, labels: list):
             p = _number(a, sympy.Min(k.peak, lt.achievable * k.flops / lt.bytes)) if i else None
             if i is not None and p is not None:
                 ax.plot([i], [p], "s", color=color, markersize=st.marker * 0.8, fillstyle="none")
-                labels.append(_Label(f"{k.name} ({lt.level})", i, p, color))
+                if k.name in named:
+                    labels.append(_Label(f"{k.name} ({lt.level})", i, p, color))
 
 
 @dataclass
@@ -259,12 +261,19 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
         color = _COLORS[n % len(_COLORS)]
         tag = f"{a.hardware.name}: " if len(analyses) > 1 else ""
         _roof(ax, a, color, tag, xs, st, labels, words)
-        for k, i, p in points(a):
-            ax.plot([i], [p], "o", color=color, markersize=st.marker, label=tag + words["kernel"].format(name=k.name))
-            labels.append(_Label(k.name, i, p, color))
-        _level_points(ax, a, color, st, labels)
+        drawn = points(a)
+        named = _named(a, drawn)
+        if len(named) < len(drawn):   # a model's kernels: one legend entry; the slowest named
+            ax.plot([i for _, i, _ in drawn], [p for _, _, p in drawn], "o", color=color, markersize=st.marker,
+                    linestyle="none", label=tag + words["kernels"].format(n=len(drawn), top=len(named)))
+        for k, i, p in drawn:
+            if len(named) == len(drawn):
+                ax.plot([i], [p], "o", color=color, markersize=st.marker, label=tag + words["kernel"].format(name=k.name))
+            if k.name in named:
+                labels.append(_Label(k.name, i, p, color))
+        _level_points(ax, a, color, st, labels, named)
         if n < len(unfused):
-            _fusion_arrows(ax, a, unfused[n], color, st, labels, words)
+            _fusion_arrows(ax, a, unfused[n], color, st, labels, words, named)
         if n < len(trajectories):
             _trajectories(ax, trajectories[n], color, tag, st, labels, lang)
     _axes(ax, st, linear, words)
@@ -272,18 +281,39 @@ def roofline(analyses: Sequence, unfused: Sequence = (), trajectories: Sequence 
     ax.set_title(words["title"].format(file=Path(analyses[0].program.source_name).name, hardware=names),
                  fontsize=st.axis)
     ax.legend(fontsize=st.legend, loc="lower right")
-    missing = _unplaced(analyses, trajectories)
+    missing = _unplaced(analyses, trajectories, words)
     if missing:
         fig.text(0.01, 0.005, words["not_drawn"].format(names=missing), fontsize=st.legend, color="dimgray")
     place_labels(ax, labels, st)
     return Plot(fig)
 
 
-def _unplaced(analyses, trajectories) -> str:
+#: a roofline names (in its legend and beside its point) at most this many kernels of one
+#: hardware: the ones that take the longest (T_kernel × count); the others are points only
+MOST_NAMED = 12
+
+
+def _named(a, drawn) -> set:
+    """The names of the drawn kernels that get a label: all of them, or the `MOST_NAMED` slowest
+    (ties in the analysis' kernel order)."""
+    if len(drawn) <= MOST_NAMED:
+        return {k.name for k, _, _ in drawn}
+    time = lambda k: _number(a, k.t_kernel * k.count) or 0.0  # noqa: E731
+    ranked = sorted(range(len(drawn)), key=lambda n: (-time(drawn[n][0]), n))
+    return {drawn[n][0].name for n in ranked[:MOST_NAMED]}
+
+
+#: the kernels a roofline cannot place are listed under it by name up to this many
+MOST_LISTED = 4
+
+
+def _unplaced(analyses, trajectories, words: dict) -> str:
     drawn = {t.kernel for ts in trajectories for t in ts}
-    names = [k.name for a in analyses for k in a.kernels
-             if k.name not in drawn and (_number(a, k.intensity) is None or _number(a, k.attainable) is None)]
-    return ", ".join(dict.fromkeys(names))
+    names = list(dict.fromkeys(k.name for a in analyses for k in a.kernels if k.name not in drawn and (
+        _number(a, k.intensity) is None or _number(a, k.attainable) is None)))
+    if len(names) > MOST_LISTED:
+        return words["more"].format(names=", ".join(names[:MOST_LISTED - 1]), n=len(names) - MOST_LISTED + 1)
+    return ", ".join(names)
 
 
 def _axes(ax, st: Style, linear: bool, words: dict) -> None:
@@ -306,16 +336,20 @@ def _x_range(analyses, unfused, trajectories=()):
     return [lo / 10, hi * 10]
 
 
-def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list, words: dict):
-    """Unfused kernels hollow, each with an arrow to the fused kernel that took its ops."""
+def _fusion_arrows(ax, fused, unfused, color, st: Style, labels: list, words: dict, named: set):
+    """Unfused kernels hollow, each with an arrow to the fused kernel that took its ops; named
+    (legend and label) where the fused kernel is, or all of them when every fused kernel is."""
     placed = {k.name: (k, i, p) for k, i, p in points(fused)}
+    every = len(named) == len(placed)
     for k, i, p in points(unfused):
         target = next((v for v in placed.values() if set(k.ops) <= set(v[0].ops)), None)
         if target is None or set(target[0].ops) == set(k.ops):
             continue
+        shown = every or target[0].name in named
         ax.plot([i], [p], "o", color=color, markerfacecolor="none", markersize=st.marker,
-                label=words["unfused"].format(name=k.name))
-        labels.append(_Label(k.name, i, p, color))
+                label=words["unfused"].format(name=k.name) if shown else "_nolegend_")
+        if shown:
+            labels.append(_Label(k.name, i, p, color))
         ax.annotate("", xy=(target[1], target[2]), xytext=(i, p),
                     arrowprops={"arrowstyle": "->", "color": color})
 
@@ -347,7 +381,7 @@ def _trajectories(ax, trajectories, base, tag, st: Style, labels: list, lang: st
 # then rings further out in twelve directions; scaled with the style's font size.
 _OFFSETS = [(6, 6), (6, -14), (-6, 6), (-6, -14)] + [
     (round(r * math.cos(math.radians(a))), round(r * math.sin(math.radians(a)) - 4))
-    for r in (18, 30, 44, 60, 80, 104, 132) for a in range(15, 360, 30)]
+    for r in (18, 30, 44, 60, 80, 104, 132, 168, 210, 260) for a in range(15, 360, 30)]
 
 
 def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
@@ -394,22 +428,55 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
             rows = (offsets[:, 0] < 0) if right else (offsets[:, 0] >= 0)
             dx, dy = pixels[rows, 0] + (fig.dpi / 72 if right else 0.0), pixels[rows, 1]
             candidates[rows] = np.stack([x0 + dx, y0 + dy, x1 + dx, y1 + dy], axis=1)
-        # a leader line runs from the text to the point: the box spanning both covers it
-        candidates[leader, 0] = np.minimum(candidates[leader, 0], ax_)
-        candidates[leader, 1] = np.minimum(candidates[leader, 1], ay)
-        candidates[leader, 2] = np.maximum(candidates[leader, 2], ax_)
-        candidates[leader, 3] = np.maximum(candidates[leader, 3], ay)
         w = np.minimum(candidates[:, None, 2], boxes[None, :, 2]) - np.maximum(candidates[:, None, 0], boxes[None, :, 0])
         h = np.minimum(candidates[:, None, 3], boxes[None, :, 3]) - np.maximum(candidates[:, None, 1], boxes[None, :, 1])
         overlap = np.where((w > 0) & (h > 0), w * h, 0.0).sum(axis=1)
         inside = ((candidates[:, 0] >= frame.x0) & (candidates[:, 2] <= frame.x1)
                   & (candidates[:, 1] >= frame.y0) & (candidates[:, 3] <= frame.y1))
         overlap += np.where(inside, 0.0, (candidates[:, 2] - candidates[:, 0]) * (candidates[:, 3] - candidates[:, 1]))
+        # a leader line runs from the point to the text: each placed box it crosses counts as much
+        # as a marker's area per sample of the line inside it
+        crossed = _crossings(candidates[leader], (ax_, ay), boxes, r)
+        overlap[leader] += crossed * (2 * r) ** 2
         free = np.flatnonzero(overlap == 0)
         n = int(free[0]) if len(free) else int(np.argmin(overlap))   # the first free offset, else the least overlap
         out.append(_annotate(ax, lab, offsets[n, 0], offsets[n, 1], st, leader=bool(leader[n])))
-        boxes = np.vstack([boxes, candidates[n]])
+        box = candidates[n].copy()
+        boxes = np.vstack([boxes, box])
+        if leader[n]:   # the line, as a few small boxes along it, so that later labels keep off it
+            boxes = np.vstack([boxes, _segment_boxes(box, (ax_, ay), 2.0)])
     return out
+
+
+def _line_points(box, anchor):
+    """Points along the line from `anchor` towards the middle of each box (rows of x0, y0, x1, y1),
+    stopping at the box: shape (boxes, samples, 2)."""
+    import numpy as np
+    t = np.linspace(0.0, 1.0, 18)[1:-1]
+    cx, cy = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2
+    xs = anchor[0] + (cx[:, None] - anchor[0]) * t[None, :]
+    ys = anchor[1] + (cy[:, None] - anchor[1]) * t[None, :]
+    outside = ~((xs >= box[:, 0, None]) & (xs <= box[:, 2, None]) & (ys >= box[:, 1, None]) & (ys <= box[:, 3, None]))
+    return xs, ys, outside
+
+
+def _crossings(candidates, anchor, boxes, r: float):
+    """Per candidate box, how many samples of its leader line (outside the box itself and beyond
+    the point's marker) fall inside a placed box."""
+    import numpy as np
+    xs, ys, outside = _line_points(candidates, anchor)
+    away = np.hypot(xs - anchor[0], ys - anchor[1]) > 2 * r
+    hit = ((xs[..., None] >= boxes[:, 0]) & (xs[..., None] <= boxes[:, 2])
+           & (ys[..., None] >= boxes[:, 1]) & (ys[..., None] <= boxes[:, 3])).any(axis=-1)
+    return (hit & outside & away).sum(axis=1)
+
+
+def _segment_boxes(box, anchor, half: float):
+    """Small boxes along a placed leader line (outside its text's box)."""
+    import numpy as np
+    xs, ys, outside = _line_points(box[None, :], anchor)
+    xs, ys = xs[outside], ys[outside]
+    return np.stack([xs - half, ys - half, xs + half, ys + half], axis=1).reshape(-1, 4)
 
 
 def _text_box(annotation, renderer):
