@@ -67,3 +67,20 @@ def test_a_real_sweep_with_crossings_is_written_alike(monkeypatch, capsys):
     assert compiled == plain
     marked = [line for line in plain.splitlines()[1:] if not line.endswith(",")]
     assert [m.split(",")[0] for m in marked] == ["500.0", "501.0"]
+
+
+def test_a_large_sweep_escapes_its_words_once_and_its_numbers_never(monkeypatch):
+    # the compiled text is marked safe, so the output is not scanned again: a label and a crossing
+    # word with an escape sequence must come out escaped all the same
+    from costlang.printers.safe import Safe, terminal_safe
+    n = csv_printer.COMPILED_FROM
+    sw = _Sweep([np.arange(1, n + 1, dtype=float)], [np.full(n, 2.0)], [None] * n)
+    sw.labels = ["t\x1b]0;x\x07"]
+    monkeypatch.setattr(csv_printer, "mark_text", lambda mark: "k\x1b[31m")
+    sw.marks[5] = object()
+    out = csv_printer.sweep_csv(sw)
+    assert isinstance(out, Safe) and terminal_safe(out) is out
+    lines = out.splitlines()
+    assert lines[0] == "B,t\\u001b]0;x\\u0007,crossing"
+    assert lines[6] == "6.0,2.0,k\\u001b[31m" and lines[7] == "7.0,2.0,"
+    assert "\x1b" not in out

@@ -21,7 +21,7 @@ from typing import Optional
 import sympy
 
 from costlang.analysis.bounds import Verdict
-from costlang.printers.safe import spreadsheet_safe, terminal_safe
+from costlang.printers.safe import Safe, spreadsheet_safe, terminal_safe
 from costlang.printers.words.comparisons import mark_text, settings_words
 from costlang.printers.words.verdicts import bound_text
 
@@ -83,9 +83,9 @@ def sweep_csv(sw) -> str:
     columns = (*sw.grid, *sw.columns)
     marks = [(i, _mark_cell(m)) for i, m in enumerate(sw.marks) if m]
     if columns and len(columns[0]) >= COMPILED_FROM:
-        body = _compiled_body(columns, marks)
-        if body is not None:
-            return buf.getvalue() + body
+        body = _compiled_body(columns, [(i, terminal_safe(t)) for i, t in marks])
+        if body is not None:   # numbers, and the words made safe here: not scanned again on output
+            return Safe(terminal_safe(buf.getvalue()) + body)
     # Numbers need no quoting, so the rows are joined directly (the csv module is kept for the header and
     # the few rows that carry a crossing's words)
     cells = [_reprs(c) for c in columns]
