@@ -56,3 +56,19 @@ def test_a_run_of_cases_has_no_failure():
     if LONG:
         print(campaign.table(results))
     assert not failed, failed[:20]
+
+
+def test_the_parent_is_warmed_before_it_forks():
+    # what every child would otherwise build first: the prelude's resolved state, the module sympy
+    # imports on its first sum, and the parent's objects frozen out of the children's collections
+    import gc
+    import sys
+
+    from costlang.frontend import resolve
+    try:
+        campaign._warm()
+        assert any(p.name == "prelude.cost" for p in resolve._PRELUDE)
+        assert "sympy.tensor.tensor" in sys.modules and "costlang.cli.explore" in sys.modules
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
