@@ -106,6 +106,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                 "(sympy ran out of precision)\n  = hint: give the dims and params smaller "
                                 "values"), file=sys.stderr)
             return EXIT_INPUT
+        if isinstance(e, ValueError) and "integer string conversion" in str(e):   # Python's 4,300-digit limit
+            print(terminal_safe(f"{_where(args)}: error: the values given make an exact number of over 4,300 "
+                                "digits, too long to write out\n  = hint: give the dims and params smaller "
+                                "values"), file=sys.stderr)
+            return EXIT_INPUT
         print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)
         return EXIT_INTERNAL

@@ -515,8 +515,10 @@ def exact_or_approx(e) -> str:
     exact = isinstance(e, sympy.Rational) and Fraction(text) == Fraction(int(e.p), int(e.q))
     if exact:
         return text
+    if isinstance(e, sympy.Rational):   # a long fraction: its decimal only (its digits may be thousands)
+        return f"≈ {text}"
     closed = expr_text(e)
-    return f"{closed} ≈ {text}" if not isinstance(e, sympy.Rational) and len(closed) <= _CLOSED_WIDTH else f"≈ {text}"
+    return f"{closed} ≈ {text}" if len(closed) <= _CLOSED_WIDTH else f"≈ {text}"
 
 
 def plain(e) -> str:

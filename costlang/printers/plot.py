@@ -391,8 +391,8 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
     leader line to their point. Returns the matplotlib `Annotation`s.
 
     A label's text is measured once (left- and right-aligned); its box at an offset is that box
-    moved by the offset, and a leader line's box is covered by the box spanning the text and the
-    point. All offsets are tried against all boxes placed so far at once."""
+    moved by the offset, and a leader line counts the placed boxes it crosses (sampled along it);
+    a placed line becomes small boxes along it. All offsets are tried against all placed boxes at once."""
     import numpy as np
     fig = ax.figure
     cjk_fonts(fig)                 # the title and legend in a font with their glyphs, before measuring
@@ -449,8 +449,8 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
 
 
 def _line_points(box, anchor):
-    """Points along the line from `anchor` towards the middle of each box (rows of x0, y0, x1, y1),
-    stopping at the box: shape (boxes, samples, 2)."""
+    """Points along the line from `anchor` to the middle of each box (rows of x0, y0, x1, y1): their
+    x and y, and whether each is outside its box, each of shape (boxes, samples)."""
     import numpy as np
     t = np.linspace(0.0, 1.0, 18)[1:-1]
     cx, cy = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2

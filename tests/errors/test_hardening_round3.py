@@ -401,3 +401,28 @@ O = matmul(P, V)
     status, out, err = cli(text, "run", "t.cost", "--set", "M=H*2")
     assert status == 2 and "internal error" not in err
     assert err.startswith("t.cost:10:5: error: kernel 'S+P+O' has no finite time with the values given")
+
+
+def test_a_fraction_of_thousands_of_digits_prints_its_decimal():
+    # campaign case 306281 (`run --set T=10^400 --set B=T*2` on a mutated Mixtral file): a kernel's
+    # intensity was a fraction of over 4,300 digits, within float range; its unused closed form was
+    # written out and Python refused the conversion (an internal ValueError). Here
+    # (10^400 + 1)^11 / (3·10^4400) = (1 + 10^-400)^11 / 3, which is 1/3 to 400 digits: ≈ 0.3333
+    import sympy
+    from costlang.printers.numbers import exact_or_approx
+    big = sympy.Rational((10 ** 400 + 1) ** 11, 3 * 10 ** 4400)
+    assert big.q.bit_length() > 14_000      # 4,401 digits: past Python's 4,300-digit limit
+    assert exact_or_approx(big) == "≈ 0.3333"
+
+
+def test_a_number_too_long_to_write_out_is_an_input_error(cli, monkeypatch):
+    # whatever else writes out an exact number of over 4,300 digits meets Python's limit on int → str:
+    # the values given are the cause, so it is an input error at the file, not an internal one
+    import costlang.cli.run as run_module
+
+    def too_long(args):
+        return str(10 ** 5000)
+    monkeypatch.setattr(run_module, "_run", too_long)
+    status, out, err = cli(H + "dim n = 1\n", "run", "t.cost")
+    assert status == 2 and out == ""
+    assert err.startswith("t.cost:1:1: error: the values given make an exact number of over 4,300 digits")

@@ -38,6 +38,9 @@ def page():
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         pg = browser.new_page()
+        # each wait is for one analysis (well under a second); the default 30 s was once exceeded on
+        # a two-core machine busy with four other processes: a slow machine is no failure
+        pg.set_default_timeout(120_000)
         pg.goto(f"http://127.0.0.1:{port}/")
         pg.wait_for_function("document.body.dataset.state !== undefined")
         yield pg
