@@ -1072,3 +1072,16 @@ def test_moe_layers_train_under_expert_parallelism(par):
     dispatch = [k for k in a.kernels if k.comms and k.comms.comms.collective == "all_to_all"]
     assert len(dispatch) == 4 and all(k.count == 2 for k in dispatch)    # 2 forward, 2 backward, × 2 layers
     assert {a.value(k.comms.comms.message) for k in dispatch} == {2 * b * 48 * 32 * 2}
+
+
+def test_stage_bounds_in_a_free_size_are_printed_once():
+    # the same pipeline with the batch n left free: each stage's bounds are functions of n, and the
+    # line says max(first stage …, last stage …) without writing that max() out again
+    a = run("parallel pipeline over pp { microbatches = 8 }\ndim n\ninput x: fp16[n, 1024]\n"
+            "weight E: fp16[1024, 1024]\nh = x @ E\ny = repeat(8) layer(h)\nweight H: fp16[1024, 4096]\n"
+            "output z = y @ H\n")
+    assert all(a.value(lo).free_symbols == {a.program.symbols["n"].symbol} for lo, _ in a.totals.stages)
+    from costlang.printers.text.report import report
+    lines = {line.split(":")[0].strip(): line for line in report(a).splitlines() if "bound (" in line}
+    for key in ("lower bound (communication fully overlapped)", "upper bound (nothing overlapped)"):
+        assert lines[key].split(": ", 1)[1].startswith("max(first stage ") and lines[key].endswith(" s)"), lines[key]

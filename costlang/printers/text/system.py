@@ -133,10 +133,13 @@ def _bounds_by_stage(a) -> list[str]:
         "is the busiest"
     lows = ", ".join(f"{w} {s(lo)}" for w, (lo, _) in zip(labels, t.stages))
     ups = ", ".join(f"{w} {s(up)}" for w, (_, up) in zip(labels, t.stages))
+    # where the stages' bounds are functions of a free symbol, their max() is what the line says
+    # (writing it out again would have sympy compare the stages' terms pairwise, for seconds)
+    result = lambda total, i: "" if any(v(stage[i]).free_symbols for stage in t.stages) else f" = {s(total)}"  # noqa: E731
     return [f"  stages timed apart {what}: the first stage alone runs {names(first)}; the last alone "
             f"{names(last)}; {others}",
-            f"  lower bound (communication fully overlapped): max({lows}) = {s(t.t_overlap)}",
-            f"  upper bound (nothing overlapped): max({ups}) = {s(t.t_serial)}"]
+            f"  lower bound (communication fully overlapped): max({lows}){result(t.t_overlap, 0)}",
+            f"  upper bound (nothing overlapped): max({ups}){result(t.t_serial, 1)}"]
 
 
 def _parallel_lines(a) -> list[str]:
