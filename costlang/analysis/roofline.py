@@ -197,7 +197,8 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
 
 
 def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
-                     levels: Optional[dict] = None, decide: bool = True, stages: bool = True) -> Analysis:
+                     levels: Optional[dict] = None, decide: bool = True, stages: bool = True,
+                     kernels: bool = True) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
     solves or comparisons (`analysis.pipeline.analyze` adds them).
 
@@ -207,18 +208,21 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     whose level order the numeric analysis has already settled. `decide=False` keeps the binding
     levels but decides no verdict either (a solve's analysis with X free: its sides read times,
     never verdicts). `stages=False` keeps a pipeline's bounds over every kernel (the first and
-    last stages not timed apart): for an analysis whose bounds nobody reads."""
+    last stages not timed apart): for an analysis whose bounds nobody reads. `kernels=False`
+    figures no kernel (no results, no sums): for an analysis of which only the memory is read
+    (a footprint solve's general form)."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
+    figured = kernels
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
     outputs = program_outputs(program)
     bindings = program.bindings
     bkey = bindings_key(bindings)
     floors = domain_floors(program)   # verdicts speak only of sizes the shapes allow
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
-                    for k, cost in zip(kernels, costs))
+                    for k, cost in zip(kernels, costs)) if figured else ()
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None and decide,
+                     decided=levels is None and decide and figured,
                      # the hardware-symbolic program of a solve's general form keeps the simpler bounds
                      ends=stage_ends(program, results) if levels is None and stages else None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),

@@ -228,6 +228,16 @@ def _setup(analysis, target: Name) -> _Setup:
                      or "solve for a dim, a param, `bandwidth` or `peak`")
 
 
+#: the functions that read only the program's memory (its tensors and the hardware's capacity)
+MEMORY_CALLS = frozenset({"footprint", "weight_bytes", "cache_bytes", "parameters", "capacity"})
+
+
+def _memory_only(program) -> bool:
+    """Whether every solve and let of the file reads only memory (`MEMORY_CALLS`) and no solve maps
+    regimes: then a solve's general form needs no kernel's figures."""
+    return _calls(program) <= MEMORY_CALLS and not any(s.relation == "regimes" for s in program.solves)
+
+
 def _calls(program) -> set:
     """The functions the file's solves and lets call (the sides of a solve may read a let)."""
     found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
@@ -445,8 +455,8 @@ def _general(analysis, st: _Setup, x, found, general_sides):
     if not st.general:
         program, legend = generalize(st.an.program, st.an.hardware)
         chosen = {k.name: k.level or st.an.hardware.main_memory.name for k in st.an.kernels}
-        st.general.append((legend, analyze_roofline(program, fusion=analysis.fusion,
-                                                    hardware=st.an.hardware.name, levels=chosen)))
+        st.general.append((legend, analyze_roofline(program, fusion=analysis.fusion, hardware=st.an.hardware.name,
+                                                    levels=chosen, kernels=not _memory_only(analysis.program))))
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]

@@ -663,3 +663,27 @@ def test_a_param_is_scanned_over_positive_reals():
     assert r.numeric == (True,) and abs(value - sympy.Float("4.45822")) < sympy.Rational(1, 10 ** 4)
     assert [g.side for g in r.regimes] == ["compute-bound", "memory-bound"] and r.whole == ()
     assert r.scan.low == R(1, 2 ** 20) and r.scan.high == 2 ** 50
+
+
+def test_a_footprint_solves_general_form_figures_no_kernel(monkeypatch):
+    # 70e9 weights of b bytes + B·10⁹ cache elements of b bytes ≤ 80 GB: B* = (8e10 − P·b)/(10⁹·b),
+    # 10 at b = 1 (fp8). Only memory is read, so the general form's analysis figures no kernel.
+    from costlang.analysis import roofline
+    from costlang.queries import solve as solve_module
+    calls = []
+    real = roofline.analyze_roofline
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("kernels", True))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(solve_module, "analyze_roofline", spy)
+    r = solve_in(FITS + "solve footprint() <= capacity() for B\n")
+    b = next(i.symbol for i in r.legend if i.symbol.name == "b")
+    P = sympy.Symbol("P", positive=True)
+    assert r.values == (10,) and calls == [False]
+    assert same(r.general[0].xreplace({s: P for s in r.general[0].free_symbols if s.name == "P"}),
+                (80 * 10 ** 9 - P * b) / (10 ** 9 * b))
+    # a solve that reads a kernel's figure (its intensity against I*) keeps them
+    calls.clear()
+    solve_in(FITS + "solve intensity(y) = critical_intensity(y) for B\n")
+    assert calls == [True]
