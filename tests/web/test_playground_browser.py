@@ -107,3 +107,25 @@ def test_the_editor_colours_the_grammars_keywords(page):
     words = page.locator("#highlight .kw").all_text_contents()
     assert {"use", "hardware", "dim", "input", "output", "query"} <= set(words)
     assert "N" not in words and "add" not in words        # names and ops are not keywords
+
+
+def test_a_late_answer_never_overwrites_a_later_one(page, monkeypatch):
+    # the server answers side by side, so answers can arrive out of order: here the answer for
+    # B = 512 (memory-bound) is held back 3 s while the one for B = 1024 (compute-bound) comes at
+    # once; the page keeps the later request's answer (it once showed the stale one for good)
+    import costlang.web.app as web
+    real = web.point
+
+    def late_at_512(text, values, *args, **kwargs):
+        if values.get("B") == 512:
+            time.sleep(3)
+        return real(text, values, *args, **kwargs)
+    monkeypatch.setattr(web, "point", late_at_512)
+    _open(page, "queries/decode_crossing.cost")
+    slider = page.locator("#slider-B")
+    slider.evaluate("(el) => { el.value = 9; el.dispatchEvent(new Event('input')); }")
+    slider.evaluate("(el) => { el.value = 10; el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("document.getElementById('verdicts').textContent.includes('compute-bound')")
+    shown = page.text_content("#verdicts")
+    time.sleep(4)                                   # the answer for 512 has come back by now
+    assert page.text_content("#verdicts") == shown and "memory-bound" not in shown

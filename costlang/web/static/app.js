@@ -131,6 +131,16 @@ function sliders(free, sizes) {
   }
 }
 
+// Answers can come back out of order (the server answers requests side by side): each request
+// takes a number, and an answer is shown only if no later request of its kind was made meanwhile.
+let asked = {point: 0, analyze: 0};
+
+async function latest(kind, url, data) {
+  const n = ++asked[kind];
+  const r = await post(url, data);
+  return n === asked[kind] ? r : null;
+}
+
 async function atPoint(moved) {
   if (!current) return;
   const values = {};
@@ -138,12 +148,14 @@ async function atPoint(moved) {
     if (el.dataset.free || el.dataset.moved) values[el.dataset.symbol] = 2 ** Number(el.value);
   }
   if (!Object.keys(values).length) return;
-  const r = await post("/api/point", {text: $("editor").value, values});
-  if (r.ok) { plot(current.hardware, r.kernels); verdicts(r.kernels); }
+  const r = await latest("point", "/api/point", {text: $("editor").value, values});
+  if (r && r.ok) { plot(current.hardware, r.kernels); verdicts(r.kernels); }
 }
 
 async function analyze() {
-  const r = await post("/api/analyze", {text: $("editor").value, lang: $("lang").value});
+  document.body.dataset.state = "busy";   // until this analysis, or a later one, is shown
+  const r = await latest("analyze", "/api/analyze", {text: $("editor").value, lang: $("lang").value});
+  if (!r) return;   // the text changed again meanwhile: its own analysis answers
   $("download").href = "data:text/plain;charset=utf-8," + encodeURIComponent($("editor").value);
   if (!r.ok) { showErrors(r.errors); document.body.dataset.state = "error"; return; }
   showErrors([]);
