@@ -146,6 +146,11 @@ def _copied(value):
 def _derive_backward(r) -> None:
     from costlang.frontend.backward import derive_backward
     forward = tuple(r.program.nodes)
+    if not forward:   # no step to time: its tokens per second and MFU would divide by zero
+        r.errors.append(SemanticError("a training step needs an op to differentiate, and this program computes "
+                                      "nothing", r.program.training.span,
+                                      "compute the outputs from the weights (e.g. `y = x @ W`), then train"))
+        return
     try:
         grads = derive_backward(r)
     except ErrorGroup as g:

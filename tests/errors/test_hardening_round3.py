@@ -426,3 +426,12 @@ def test_a_number_too_long_to_write_out_is_an_input_error(cli, monkeypatch):
     status, out, err = cli(H + "dim n = 1\n", "run", "t.cost")
     assert status == 2 and out == ""
     assert err.startswith("t.cost:1:1: error: the values given make an exact number of over 4,300 digits")
+
+
+def test_a_training_step_of_a_program_that_computes_nothing_is_refused(cli):
+    # campaign case 374902 (`run` of a flash-attention file cut to its weight, `train { }` first):
+    # with no op, the step took 0 s and its tokens per second were 1/0 (sympy's zoo), printed as an
+    # internal "Cannot convert complex to float"; the step is refused at the train statement
+    status, out, err = cli("train { }\n" + H + "weight q: fp16[4, 8]\n", "run", "t.cost")
+    assert status == 2 and out == ""
+    assert err.startswith("t.cost:1:1: error: a training step needs an op to differentiate")
