@@ -16,7 +16,7 @@ from typing import Optional
 import sympy
 
 from costlang.errors import SemanticError
-from costlang.analysis.memo import smax
+from costlang.analysis.memo import left_max
 from costlang.ir.program import Program
 from costlang.ir.system import Comms, Link
 from costlang.passes.parallelism import bubble_fraction, once_per_step, pipeline_stretch
@@ -213,15 +213,6 @@ def stage_ends(program, kernels) -> Optional[tuple]:
     return frozenset(first | sends), frozenset(last | back), middle
 
 
-def _left_max(*args):
-    """max() of the arguments: compared where they are numbers; else left as it stands. A program's
-    sums are symbolic in every size (bound only when a value is asked for), and sympy would compare
-    them term by term for seconds; a value substitutes the sizes and compares numbers."""
-    if not any(a.free_symbols for a in args):
-        return smax(*args)
-    return sympy.Max(*args, evaluate=False)
-
-
 def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer(1), once=None):
     """(lower, upper): full overlap max(Tc, Tm, Tcomms) and no overlap Tc + Tm + Tcomms, + launches;
     with pipeline stages the stage's part × `stretch` = (m + p − 1)/m (the bubble: stages wait for
@@ -230,10 +221,10 @@ def program_bounds(t_compute, t_memory, t_comms, t_launch, stretch=sympy.Integer
     bound is the larger of the stretched stage and the busiest resource over the whole step, and
     the upper bound the stretched stage plus them."""
     if once is None or stretch == 1:
-        return (stretch * (t_launch + _left_max(t_compute, t_memory, t_comms)),
+        return (stretch * (t_launch + left_max(t_compute, t_memory, t_comms)),
                 stretch * (t_launch + t_compute + t_memory + t_comms))
     oc, om, ox, ol = once
-    stage_lower = t_launch - ol + _left_max(t_compute - oc, t_memory - om, t_comms - ox)
-    lower = _left_max(stretch * stage_lower, t_launch + _left_max(t_compute, t_memory, t_comms))
+    stage_lower = t_launch - ol + left_max(t_compute - oc, t_memory - om, t_comms - ox)
+    lower = left_max(stretch * stage_lower, t_launch + left_max(t_compute, t_memory, t_comms))
     upper = stretch * (t_launch - ol + t_compute - oc + t_memory - om + t_comms - ox) + ol + oc + om + ox
     return lower, upper

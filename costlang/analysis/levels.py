@@ -75,14 +75,16 @@ def binding_level(levels: tuple[LevelTime, ...], main: str, bindings) -> LevelTi
     if len(levels) == 1:
         return levels[0]
     main_level = next(lt for lt in levels if lt.level == main)
-    if not any((lt.t_memory - main_level.t_memory).xreplace(bindings).is_positive for lt in levels):
+    behind = [(lt, (lt.t_memory - main_level.t_memory).xreplace(bindings)) for lt in levels]
+    if not any(diff.is_positive for _, diff in behind):
         return main_level   # no level evidently slower than the main one: the main one, decided or not
     best = main_level
-    for lt in levels:
-        diff = (lt.t_memory - best.t_memory).xreplace(bindings)
+    for lt, diff in behind:
+        if best is not main_level:
+            diff = (lt.t_memory - best.t_memory).xreplace(bindings)
         if diff.is_positive:
             best = lt
         elif not diff.is_number and (positive_somewhere(diff) or not dominates(0, diff)
                                      and not sympy.simplify(diff).is_nonpositive):
-            return next(lt for lt in levels if lt.level == main)
+            return main_level
     return best

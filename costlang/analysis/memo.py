@@ -17,7 +17,7 @@ import sympy
 
 from costlang.passes.costs import grouped_sum
 
-__all__ = ["smax", "smin", "ssum", "remembered", "bound_value", "substitute", "dominates",
+__all__ = ["smax", "smin", "left_max", "ssum", "remembered", "bound_value", "substitute", "dominates",
            "positive_somewhere", "clear"]
 
 _LIMIT = 8192
@@ -176,6 +176,20 @@ def smax(*args) -> sympy.Expr:
     True
     """
     return _memo(sympy.Max, args)
+
+
+def left_max(*args) -> sympy.Expr:
+    """max() of the arguments: compared where they are all numbers (`smax`); else left as it stands.
+    A program's sums are symbolic in every size (bound only when a value is asked for), and sympy
+    would compare them term by term for seconds; a value substitutes the sizes and compares numbers.
+
+    >>> B = sympy.Symbol("B", positive=True)
+    >>> left_max(sympy.Integer(2), sympy.Integer(3)), left_max(2 * B, B).args == (B, 2 * B)
+    (3, True)
+    """
+    if not any(a.free_symbols for a in args):
+        return smax(*args)
+    return sympy.Max(*args, evaluate=False)
 
 
 def smin(*args) -> sympy.Expr:

@@ -21,7 +21,7 @@ from costlang.ir.program import Efficiency
 from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds, stage_ends
 from costlang.passes.costs import KernelCost, grouped_sum
 from costlang.analysis.footprint import Footprint, footprint
-from costlang.analysis.memo import bound_value, remembered, smax, smin, ssum
+from costlang.analysis.memo import bound_value, left_max, remembered, smax, smin, ssum
 from costlang.analysis.shared import bindings_key, decide_bound, structure
 from costlang.analysis.measured import measured
 from costlang.analysis.levels import binding_level, check_kernel_factors, factor, level_times
@@ -198,7 +198,7 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
 
 def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
                      levels: Optional[dict] = None, decide: bool = True, stages: bool = True,
-                     kernels: bool = True) -> Analysis:
+                     figures: bool = True) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
     solves or comparisons (`analysis.pipeline.analyze` adds them).
 
@@ -208,21 +208,20 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     whose level order the numeric analysis has already settled. `decide=False` keeps the binding
     levels but decides no verdict either (a solve's analysis with X free: its sides read times,
     never verdicts). `stages=False` keeps a pipeline's bounds over every kernel (the first and
-    last stages not timed apart): for an analysis whose bounds nobody reads. `kernels=False`
+    last stages not timed apart): for an analysis whose bounds nobody reads. `figures=False`
     figures no kernel (no results, no sums): for an analysis of which only the memory is read
     (a footprint solve's general form)."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
-    figured = kernels
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
     outputs = program_outputs(program)
     bindings = program.bindings
     bkey = bindings_key(bindings)
     floors = domain_floors(program)   # verdicts speak only of sizes the shapes allow
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
-                    for k, cost in zip(kernels, costs)) if figured else ()
+                    for k, cost in zip(kernels, costs)) if figures else ()
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None and decide and figured,
+                     decided=levels is None and decide and figures,
                      # the hardware-symbolic program of a solve's general form keeps the simpler bounds
                      ends=stage_ends(program, results) if levels is None and stages else None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
@@ -392,19 +391,11 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
         left_out = (ends[1], ends[0]) + ((ends[2],) if ends[2] is not None else ())
         stages = tuple(program_bounds(tc - o[0], tm - o[1], tcomms - o[2], t_launch - o[3], stretch, once_sums)
                        for o in (_part_sums(kernels, names, hw) for names in left_out))
-        lower, upper = (_busier(*[stage[i] for stage in stages]) for i in (0, 1))
+        lower, upper = (left_max(*[stage[i] for stage in stages]) for i in (0, 1))   # the busiest stage's
     level = _total_level(kernels, hw, bindings) if decided else None
     return Totals(flops, read, written, read + written, _ratio(flops, read + written), istar,
                   tc, tm, t_launch, tk, launches, with_level(verdict, level), level,
                   tcomms, lower, upper, once_sums if lower is not None else None, stages)
-
-
-def _busier(*stages):
-    """The largest of the stages' bounds: a number when all are; else max() left as it stands (sympy
-    would compare sums of max() over a model's kernels term by term, for seconds)."""
-    if not any(e.free_symbols for e in stages):
-        return max(stages)
-    return sympy.Max(*stages, evaluate=False)
 
 
 def _part_sums(kernels, names, hw: Hardware) -> tuple:

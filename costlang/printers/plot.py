@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+import numpy as np
 import sympy
 
 from costlang.units import BYTE_PER_S, FLOP_PER_S
@@ -393,7 +394,6 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
     A label's text is measured once (left- and right-aligned); its box at an offset is that box
     moved by the offset, and a leader line counts the placed boxes it crosses (sampled along it);
     a placed line becomes small boxes along it. All offsets are tried against all placed boxes at once."""
-    import numpy as np
     fig = ax.figure
     cjk_fonts(fig)                 # the title and legend in a font with their glyphs, before measuring
     if any(_CJK.search(lab.text) for lab in labels) and cjk_font() is None:
@@ -451,7 +451,6 @@ def place_labels(ax, labels: Sequence[_Label], st: Style) -> list:
 def _line_points(box, anchor):
     """Points along the line from `anchor` to the middle of each box (rows of x0, y0, x1, y1): their
     x and y, and whether each is outside its box, each of shape (boxes, samples)."""
-    import numpy as np
     t = np.linspace(0.0, 1.0, 18)[1:-1]
     cx, cy = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2
     xs = anchor[0] + (cx[:, None] - anchor[0]) * t[None, :]
@@ -463,7 +462,6 @@ def _line_points(box, anchor):
 def _crossings(candidates, anchor, boxes, r: float):
     """Per candidate box, how many samples of its leader line (outside the box itself and beyond
     the point's marker) fall inside a placed box."""
-    import numpy as np
     xs, ys, outside = _line_points(candidates, anchor)
     away = np.hypot(xs - anchor[0], ys - anchor[1]) > 2 * r
     hit = ((xs[..., None] >= boxes[:, 0]) & (xs[..., None] <= boxes[:, 2])
@@ -473,7 +471,6 @@ def _crossings(candidates, anchor, boxes, r: float):
 
 def _segment_boxes(box, anchor, half: float):
     """Small boxes along a placed leader line (outside its text's box)."""
-    import numpy as np
     xs, ys, outside = _line_points(box[None, :], anchor)
     xs, ys = xs[outside], ys[outside]
     return np.stack([xs - half, ys - half, xs + half, ys + half], axis=1).reshape(-1, 4)

@@ -456,7 +456,7 @@ def _general(analysis, st: _Setup, x, found, general_sides):
         program, legend = generalize(st.an.program, st.an.hardware)
         chosen = {k.name: k.level or st.an.hardware.main_memory.name for k in st.an.kernels}
         st.general.append((legend, analyze_roofline(program, fusion=analysis.fusion, hardware=st.an.hardware.name,
-                                                    levels=chosen, kernels=not _memory_only(analysis.program))))
+                                                    levels=chosen, figures=not _memory_only(analysis.program))))
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]

@@ -674,7 +674,7 @@ def test_a_footprint_solves_general_form_figures_no_kernel(monkeypatch):
     real = roofline.analyze_roofline
 
     def spy(*args, **kwargs):
-        calls.append(kwargs.get("kernels", True))
+        calls.append(kwargs.get("figures", True))
         return real(*args, **kwargs)
     monkeypatch.setattr(solve_module, "analyze_roofline", spy)
     r = solve_in(FITS + "solve footprint() <= capacity() for B\n")
