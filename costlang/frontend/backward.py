@@ -192,60 +192,58 @@ class _Backward:
                                 f"state it next to the op: `grad {n.op.name}({', '.join(n.op.params)}) "
                                 "{ d" + (n.op.params[0] if n.op.params else "x") + " = ... }`")
         again = self.recomputed.get
+        # each parameter of the rule: the tensor or the number written in its position (`c - x`
+        # binds a to the number c and b to x; a number has no gradient, and stands as itself)
+        operand = dict(zip(g.params, n.operands()))
         table: dict = {"y": again(n.output, n.output), "dy": dy}
-        for param, tensor in zip(g.params, n.inputs):
-            table[param] = again(tensor, tensor)
-        made: dict[str, str] = {}
+        for param, value in operand.items():
+            table[param] = again(value, value) if isinstance(value, str) \
+                else ast.Const(value, _dimensionless(), n.span)
         for st in g.body:
             param = st.name[1:] if st.name.startswith("d") else None
+            x = operand.get(param) if param in g.params else None
             if param in g.params:
-                i = g.params.index(param)
-                x = n.inputs[i]
-                if x not in needs:
+                if not isinstance(x, str) or x not in needs:
                     continue
                 name = self.new_name(x, "grad")
-                made[st.name] = name
             else:
                 name = self.new_name(n.output, st.name)
             table[st.name] = name
             renamed = dataclasses.replace(rename(st, table), name=name)  # the new name is not renamed again
-            passed = self.passed_on(renamed, st, g, n)
+            passed = self.passed_on(renamed, x)
             if passed is not None:  # `dx = reshape(dy)` of the same size: the gradient itself
                 table[st.name] = passed
-                if param in g.params:
-                    x = n.inputs[g.params.index(param)]
+                if x is not None:
                     self.contributions.setdefault(x, []).append(self.fitted(passed, x, n, made_here=False))
                 continue
-            renamed = self.shaped(renamed, st, g, n)
+            renamed = self.shaped(renamed, x)
             before = set(self.p.nodes)
             self.resolve(renamed)
             self.carry_density(n, before)
-            if param in g.params and n.inputs[g.params.index(param)] in needs:
-                x = n.inputs[g.params.index(param)]
+            if x is not None:
                 self.contributions.setdefault(x, []).append(self.fitted(name, x, n))
 
-    def passed_on(self, st: ast.Assign, original: ast.Assign, g: ast.GradDef, n: OpNode) -> Optional[str]:
-        """`dx = reshape(t)` where t has x's shape, or x is broadcast (a bias): t itself, no node."""
+    def passed_on(self, st: ast.Assign, of: Optional[str]) -> Optional[str]:
+        """`dx = reshape(t)` where t has x's shape, or x is broadcast (a bias): t itself, no node.
+        `of` is the tensor the statement is the gradient of (None for a rule's temporary)."""
         call = st.call
-        param = original.name[1:]
-        if (call.op != "reshape" or call.result_type is not None or param not in g.params
+        if (call.op != "reshape" or call.result_type is not None or of is None
                 or len(call.args) != 1 or not isinstance(call.args[0], ast.Name)
                 or call.args[0].id not in self.p.tensors):
             return None
         t = self.p.tensors[call.args[0].id]
-        x = self.p.tensors[n.inputs[g.params.index(param)]]
+        x = self.p.tensors[of]
         if _same(t.numel, x.numel, self.p) and not (len(t.shape) == len(x.shape)
                                                      and all(_same(a, b, self.p) for a, b in zip(t.shape, x.shape))):
             return None  # same size, other shape: a view (`shaped`)
         return t.name
 
-    def shaped(self, st: ast.Assign, original: ast.Assign, g: ast.GradDef, n: OpNode) -> ast.Assign:
+    def shaped(self, st: ast.Assign, of: Optional[str]) -> ast.Assign:
         """A rule's view (`dx = reshape(dy)`) gets the type of the input it is the gradient of."""
         call = st.call
-        param = original.name[1:]
-        if call.result_type is not None or param not in g.params or call.op != "reshape":
+        if call.result_type is not None or of is None or call.op != "reshape":
             return st
-        x = self.p.tensors[n.inputs[g.params.index(param)]]
+        x = self.p.tensors[of]
         dims = tuple(ast.Const(d, _dimensionless(), st.span) for d in x.shape)
         dy = self.p.tensors[call.args[0].id] if isinstance(call.args[0], ast.Name) else None
         dtype = dy.dtype.name if dy is not None else x.dtype.name

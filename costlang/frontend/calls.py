@@ -19,6 +19,7 @@ from costlang.ir.program import OpNode, OpSpec, Tensor
 from costlang.units import BYTE, DIMENSIONLESS, FLOP
 from costlang.frontend import ast
 from costlang.frontend.builtins import BUILTINS, resolve_builtin
+from costlang.frontend.expr import evaluate
 from costlang.frontend.hardware import check_fraction
 from costlang.frontend.operands import tensor_arg
 
@@ -52,6 +53,9 @@ def resolve_call(r, s: ast.Assign):
                                 "numbers are computed with `let`")
         math = _math_option(r, spec, call.body)
         node, tensor = _library_call(r, s, spec, inputs, math)
+        if len(inputs) < len(args):  # a number operand: its position and value, for the backward
+            node = dataclasses.replace(node, constants=tuple(
+                (i, evaluate(a, r.static).expr) for i, (a, t) in enumerate(zip(call.args, args)) if t is None))
         options = _kernel_options(r, spec, [o for o in call.body if o.name != "math"])
         density = dict(options).get("density")
         if density is None and options == node.options:

@@ -110,9 +110,20 @@ class OpNode:
     #: a training step's recomputation of a forward node (`train { recompute = ... }`): its FLOPs
     #: are hardware FLOPs, not model FLOPs (MFU counts the model's, HFU both)
     recompute: bool = False
+    #: an elementwise op's number operands (`x * 0.5`, `c - x`): (argument position, value); the
+    #: tensor inputs fill the other positions in order
+    constants: tuple[tuple[int, sympy.Expr], ...] = ()
 
     def option(self, key: str):
         return dict(self.options).get(key)
+
+    def operands(self) -> tuple:
+        """Each argument in the order written: a tensor's name, or a number operand's value."""
+        if not self.constants:
+            return self.inputs
+        fixed, tensors = dict(self.constants), iter(self.inputs)
+        return tuple(fixed[i] if i in fixed else next(tensors)
+                     for i in range(len(self.inputs) + len(fixed)))
 
     @property
     def kind(self) -> str:

@@ -204,3 +204,49 @@ train { }
     assert back.op.name == "reduce_scatter" and back.comms.axis == "gpu"
     assert a.value(sympy.Tuple(*a.program.tensors["W.grad"].shape)) == (4, 8)
     assert a.value(back.comms.sent) == 448
+
+
+SCALAR = """use hardware h100_sxm
+fusion none
+dim n = 8
+let c = 4
+input x: fp32[n]
+weight w: fp32[n]
+h = x * w
+y = {expr}
+output y
+train { }
+"""
+
+
+def test_a_number_first_operand_of_a_subtraction_takes_the_second_operands_rule():
+    a = load_string(SCALAR.replace("{expr}", "c - h")).analyze()
+    nodes = _nodes(a.program)
+    # y = c − h: ∂y/∂h = −1, sub's rule `db = neg(dy)` (b is h, a is the number c, which has no
+    # gradient): dh = neg(dy), n = 8 FLOP; then dw = dh · x (mul's `db = dy * a`), 8 FLOP.
+    # Total 8 (h) + 8 (y) + 8 (neg) + 8 (dw) = 32 FLOP.
+    assert nodes["h.grad"].op.name == "neg" and a.value(nodes["h.grad"].flops) == 8
+    assert _total(a) == 32
+    # h − c: ∂y/∂h = +1, `da = reshape(dy)` passes dy on (no kernel): 8 + 8 + 8 (dw) = 24 FLOP
+    b = load_string(SCALAR.replace("{expr}", "h - c")).analyze()
+    assert "h.grad" not in _nodes(b.program) and _total(b) == 24
+
+
+def test_a_number_operand_stands_as_itself_in_the_rule():
+    # y = c / h: div's `db = neg(dy * y / b)` with b = h: two elementwise ops on the number-free
+    # tensors (dy·y, then / h) and a neg: 3·n = 24 FLOP for dh, 8 for dw = dh · x; forward 16.
+    # Total 16 + 24 + 8 = 48 FLOP.
+    a = load_string(SCALAR.replace("{expr}", "c / h")).analyze()
+    assert _total(a) == 48
+    # y = h / c: `da = dy / b` with b the number c: one elementwise op, dy / 4 (8 FLOP); total 16 + 8 + 8
+    b = load_string(SCALAR.replace("{expr}", "h / c")).analyze()
+    nodes = _nodes(b.program)
+    assert nodes["h.grad"].inputs == ("y.grad",) and dict(nodes["h.grad"].constants) == {1: 4}
+    assert _total(b) == 32
+
+
+def test_a_size_added_to_a_layer_trains():
+    # `s + f(h)` with s a size (a number, not a tensor): add's `db = reshape(dy)` passes dy on to
+    # the tensor operand, and the number gets no gradient. y = n + h: 8 (h) + 8 (y) + 8 (dw) = 24.
+    a = load_string(SCALAR.replace("{expr}", "n + h")).analyze()
+    assert _total(a) == 24
