@@ -44,8 +44,11 @@ def branches(f: sympy.Expr) -> list[Branch]:
     return out
 
 
-def branch_roots(f: sympy.Expr, x: sympy.Symbol) -> list[tuple[sympy.Expr, Branch]]:
-    """(root, branch) for the roots of every branch's numerator; a root found twice is kept once."""
+def branch_roots(f: sympy.Expr, x: sympy.Symbol, through=None) -> list[tuple[sympy.Expr, Branch]]:
+    """(root, branch) for the roots of every branch's numerator; a root found twice is kept once.
+    `through` = (values, points): only the branches whose numerator, with the other symbols given
+    `values` (a function of an expression), is zero at one of the points x = p; a root r of
+    another branch cannot have r(values) = p (its numerator is zero at x = r, hence at p)."""
     out: list[tuple[sympy.Expr, Branch]] = []
     for branch in branches(f):
         numer, _ = sympy.fraction(sympy.together(branch.expr))
@@ -55,10 +58,18 @@ def branch_roots(f: sympy.Expr, x: sympy.Symbol) -> list[tuple[sympy.Expr, Branc
                              "single crossing to report")
         if x not in numer.free_symbols:
             continue
+        if through is not None and not any(_may_vanish(through[0](numer), x, p) for p in through[1]):
+            continue
         for r in sympy.solve(numer, x):
             if all(r != seen for seen, _ in out):
                 out.append((r, branch))
     return out
+
+
+def _may_vanish(numer: sympy.Expr, x, point) -> bool:
+    """False only where the numerator at x = point is exactly a nonzero rational number."""
+    value = numer.xreplace({x: point})
+    return not (value.is_Rational and value != 0)
 
 
 def _gaps(branch: Branch, x, root):

@@ -287,11 +287,20 @@ class _Equation:
         return self.f_exact.free_symbols <= {self.x}
 
 
+def _then(table: dict, var, x) -> dict:
+    """One substitution doing `xreplace(table)` then `xreplace({var: x})` (each max() in an
+    expression is rebuilt once, not twice: rebuilding one compares its arguments pairwise)."""
+    out = {k: v.xreplace({var: x}) for k, v in table.items() if k != var}
+    out[var] = table[var].xreplace({var: x}) if var in table else x
+    return out
+
+
 def _equation(st: _Setup, s, sides) -> _Equation:
     an, var = st.an, st.symbol
     x = sympy.Symbol(var.name, positive=True)  # real, so a dim's non-integer crossing is kept
     dep = {k: v for k, v in an.bindings.items() if var in v.free_symbols}
-    forms = (lambda e: e.xreplace(dep).xreplace({var: x}), lambda e: e.xreplace(an.bindings).xreplace({var: x}))
+    closed, exact = _then(dep, var, x), _then(an.bindings, var, x)
+    forms = (lambda e: e.xreplace(closed), lambda e: e.xreplace(exact))
     names = {form(t): (k.name, bound) for k in an.kernels for form in forms
              for t, bound in ((k.t_compute, COMPUTE), (k.t_memory, MEMORY))}
     eq = _Equation(x, tuple(forms[0](v.expr) for v in sides), tuple(forms[1](v.expr) for v in sides), names)
@@ -440,7 +449,7 @@ def _match_closed(f_closed, x, found, bindings) -> tuple:
     the max()/min() branch of the closed form it lies on (None: the closed form has none)."""
     if not found or f_closed.free_symbols <= {x}:
         return tuple((r, None) for r, _ in found)
-    candidates = branch_roots(f_closed, x)
+    candidates = branch_roots(f_closed, x, (lambda e: e.xreplace(bindings), [r for r, _ in found]))
     out = []
     for r, _ in found:
         match = next(((c, b) for c, b in candidates if sympy.simplify(c.xreplace(bindings) - r) == 0), (r, None))
@@ -459,10 +468,12 @@ def _general(analysis, st: _Setup, x, found, general_sides):
                                                     levels=chosen, figures=not _memory_only(analysis.program))))
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
-    sides = [e.xreplace(dep).xreplace({st.symbol: x}) for e in general_sides(an)]
+    once = _then(dep, st.symbol, x)
+    sides = [e.xreplace(once) for e in general_sides(an)]
     values = {item.symbol: item.value for item in legend}
     exact = [r for r, _ in found if not isinstance(r, sympy.Float)]   # a root found numerically has none
-    candidates = branch_roots(sides[0] - sides[1], x) if exact else []
+    candidates = branch_roots(sides[0] - sides[1], x,
+                              (lambda e: e.xreplace(values).xreplace(st.an.bindings), exact)) if exact else []
     general = []
     for r, _ in found:
         match = next((c for c, _ in candidates
