@@ -210,6 +210,8 @@ class _Backward:
                 name = self.new_name(n.output, st.name)
             table[st.name] = name
             renamed = dataclasses.replace(rename(st, table), name=name)  # the new name is not renamed again
+            if n.constants:
+                renamed = self.numbers_folded(renamed)
             passed = self.passed_on(renamed, x)
             if passed is not None:  # `dx = reshape(dy)` of the same size: the gradient itself
                 table[st.name] = passed
@@ -222,6 +224,31 @@ class _Backward:
             self.carry_density(n, before)
             if x is not None:
                 self.contributions.setdefault(x, []).append(self.fitted(name, x, n))
+
+    def numbers_folded(self, st: ast.Assign) -> ast.Assign:
+        """A rule's op applied to numbers only (pow's `log(a)` where a is the number operand c) is
+        the number it computes, held as the function applied (`log(c)`): a number operand costs
+        nothing whatever its value, so it is never evaluated."""
+        def fold(e):
+            if isinstance(e, ast.BinOp):
+                left, right = fold(e.left), fold(e.right)
+                return e if left is e.left and right is e.right else dataclasses.replace(e, left=left, right=right)
+            if isinstance(e, ast.Neg):
+                operand = fold(e.operand)
+                return e if operand is e.operand else dataclasses.replace(e, operand=operand)
+            if not isinstance(e, ast.Call):
+                return e
+            args = tuple(fold(a) for a in e.args)
+            op = self.p.ops.get(e.func)
+            if op is not None and op.kind == "elementwise" and not e.kwargs and args \
+                    and all(isinstance(a, ast.Const) for a in args):
+                return ast.Const(sympy.Function(e.func)(*(a.value for a in args)), _dimensionless(), e.span)
+            return e if all(a is b for a, b in zip(args, e.args)) else dataclasses.replace(e, args=args)
+        call = st.call
+        args = tuple(fold(a) for a in call.args)
+        if all(a is b for a, b in zip(args, call.args)):
+            return st
+        return dataclasses.replace(st, call=dataclasses.replace(call, args=args))
 
     def passed_on(self, st: ast.Assign, of: Optional[str]) -> Optional[str]:
         """`dx = reshape(t)` where t has x's shape, or x is broadcast (a bias): t itself, no node.

@@ -250,3 +250,13 @@ def test_a_size_added_to_a_layer_trains():
     # the tensor operand, and the number gets no gradient. y = n + h: 8 (h) + 8 (y) + 8 (dw) = 24.
     a = load_string(SCALAR.replace("{expr}", "n + h")).analyze()
     assert _total(a) == 24
+
+
+def test_a_rules_op_on_a_number_operand_is_a_number():
+    # y = c^h with c the number 4: pow's `db = dy * y * log(a)` with a = c: log(c) is a number, so
+    # dh = (dy · y) · log(4) is two elementwise multiplies, 2·n = 16 FLOP; `da` is not made (c is
+    # a number). Total: h 8 + pow 8 (1 FLOP per element) + dh 16 + dw 8 = 40 FLOP.
+    a = load_string(SCALAR.replace("{expr}", "pow(c, h)")).analyze()
+    nodes = _nodes(a.program)
+    assert a.value(nodes["h.grad"].flops) == 8 and nodes["h.grad"].op.name == "mul"
+    assert _total(a) == 40
