@@ -295,7 +295,8 @@ def _on_grid(search, index, settings, analysis) -> StructureResult:
     best = []
     for j, o in enumerate(search.objectives):
         i = _best_index(objectives[j], failed, o.sense)
-        best.append(None if i is None else (i, _exact_at(exprs[j][0], syms, grid, i)))
+        exact = None if i is None else _exact_at(exprs[j][0], syms, grid, i)
+        best.append(None if exact is None else (i, exact))
     symbols = tuple(a.name for a in axes)
     return StructureResult(index, settings, "ok", "", symbols, tuple(grid), objectives, failed,
                            tuple(exprs[j][1] for j in range(k)), tuple(best))
@@ -309,19 +310,29 @@ def _holds(op, left, right, gap, syms, grid) -> np.ndarray:
     close = np.nonzero(np.abs(left - right) <= 1e-9 * np.maximum(np.abs(left), np.abs(right)))[0]
     for i in close.tolist():
         d = _exact_at(gap, syms, grid, i)
+        if d is None or not (d.is_real and d.is_finite):   # no value there (0/0 inside a max()):
+            out[i] = False                                   # no requirement holds
+            continue
         sign = sympy.sign(d)
         out[i] = {"<=": sign <= 0, ">=": sign >= 0, "<": sign < 0, ">": sign > 0}[op] == sympy.true
     return out
 
 
-def _exact_at(expr, syms, grid, i) -> sympy.Expr:
+def _exact_at(expr, syms, grid, i) -> Optional[sympy.Expr]:
     """The exact expression at grid point i (a symbol at a whole number is that Integer; otherwise the
-    float's exact binary value)."""
+    float's exact binary value); None where it has no value (a max() of 0/0: sympy refuses to
+    compare nan)."""
     subs = {}
     for s, g in zip(syms, grid):
         v = float(g[i])
         subs[s] = sympy.Integer(int(v)) if v == int(v) else sympy.Rational(v)
-    return sympy.simplify(expr.xreplace(subs)) if subs else expr
+    if not subs:
+        return expr
+    try:
+        value = sympy.simplify(expr.xreplace(subs))
+    except (ValueError, TypeError):
+        return None
+    return None if value.has(sympy.nan, sympy.zoo) else value
 
 
 def _best_index(values, failed, sense) -> Optional[int]:

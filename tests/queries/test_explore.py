@@ -280,3 +280,21 @@ def test_the_llama3_70b_serving_search_of_the_examples_header(capsys):
     assert "Explored 48 structures, 462 configurations (serially)." in out
     assert "hardware = b200, n = 4, weights = int4, B = 32" in out
     assert out.count("(not analysed)") == 2
+
+
+@pytest.mark.parametrize("require, holds_at_d2", [("t_kernel() < 0 s", False), ("t_kernel() > 1 s", False),
+                                                  ("t_kernel() >= 0 s", True)])
+def test_a_point_with_no_finite_time_meets_no_requirement(capsys, require, holds_at_d2):
+    # The flash-attention training file at H = 1, d = 30001: no tile of d = 30001 columns fits the
+    # A100's on-chip memory, so a kernel's time divides by zero (`run` refuses it); the sweep's float
+    # there is inf, "close" to any limit, and its exact value (a max() of nan) cannot be formed. Such
+    # a point satisfies no requirement (it was an internal ValueError); d = 2 (30.11 µs) is decided
+    # by its floats.
+    f = str(ROOT / "examples" / "training" / "flash_attention_gpt2.cost")
+    assert main(["run", f, "--set", "H=1", "--set", "d=30001"]) == 2
+    assert "no finite time" in capsys.readouterr().err
+    assert main(["explore", f, "--choose", "H=1", "--over", "d=2..30001:lin:2", "--require", require,
+                 "--minimize", "HBM bytes, forward + backward"]) == 0
+    out = capsys.readouterr().out
+    assert f"{1 if holds_at_d2 else 2}  {require} does not hold" in out
+    assert ("H = 1, d = 2" in out) == holds_at_d2
