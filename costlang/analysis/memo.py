@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sympy
 
+from costlang.analysis.univariate import undominated_in_one
 from costlang.passes.costs import grouped_sum
 
 __all__ = ["smax", "smin", "left_max", "ssum", "remembered", "bound_value", "substitute", "dominates",
@@ -46,6 +47,10 @@ def _memo(kind, args):
     if result is None:
         if len(table) >= _LIMIT:
             table.clear()
+        one = undominated_in_one(args, kind is sympy.Max)   # one symbol: decided exactly, at once
+        if one is not None:
+            result = table[args] = one[0] if len(one) == 1 else kind(*one, evaluate=False)
+            return result
         kept = _undominated(args, kind is sympy.Max)
         # sympy would keep every argument: build the same object without its (slow) comparisons
         result = table[args] = kind(*kept, evaluate=False) if _incomparable(kept) else kind(*kept)
@@ -80,6 +85,12 @@ def _incomparable(args: tuple) -> bool:
     >>> _incomparable((B, 64 - B)), _incomparable((B, 2 * B)), sympy.Max(B, 64 - B) == sympy.Max(B, 64 - B, evaluate=False)
     (True, False, True)
 
+    A real symbol is tried below 1 too: 6/BW against 1/(BW·I) changes order at I = 1/6
+
+    >>> BW, I = sympy.symbols("BW I", positive=True)
+    >>> _incomparable((6 / BW, 1 / (BW * I))), sympy.Max(6 / BW, 1 / (BW * I)) == sympy.Max(6 / BW, 1 / (BW * I), evaluate=False)
+    (True, True)
+
     A symbol in an exponent is not tried at all (its values at the points would be huge exact
     numbers: the Mixtral example's expected experts 8·(1 − (3/4)^B) took 25 s at B = 2^40):
 
@@ -96,8 +107,10 @@ def _incomparable(args: tuple) -> bool:
         return False  # (3/4)^B at B = 2^40 is an exact rational of 10^12 bits: never tried
     ordered = sorted(symbols, key=str)
     pairs = {(i, j): set() for i in range(len(args)) for j in range(i + 1, len(args))}  # signs seen
-    for exponents in _points(len(ordered)):
-        at = {s: sympy.Integer(2) ** k for s, k in zip(ordered, exponents)}
+    # a real symbol (a hardware figure made symbolic) may also be below 1: those points come after
+    shifts = (0, -40) if any(not s.is_integer for s in ordered) else (0,)
+    for shift, exponents in ((h, e) for h in shifts for e in _points(len(ordered))):
+        at = {s: sympy.Integer(2) ** (k + (0 if s.is_integer else shift)) for s, k in zip(ordered, exponents)}
         row = [a.xreplace(at) for a in args]
         if not all(v.is_Rational for v in row):
             return False
@@ -136,24 +149,48 @@ def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:
     >>> dominates(4*B*S + 2*S, 2*B*S + 2*S), dominates(B, S), dominates(B, B)
     (True, False, False)
     """
-    diff = a - b
-    if diff == 0:
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    if a == b:
         return False
-    symbols = diff.free_symbols
+    symbols = a.free_symbols | b.free_symbols
     if symbols and all(s.is_positive for s in symbols):
         # a cheap disproof first: a sum of positive terms is positive at every positive point, so a
         # point where a − b ≤ 0 settles it (exact numbers; no expansion of model-scale sums)
         for point in (2, 1000):
-            at = diff.xreplace({s: sympy.Integer(point) for s in symbols})
+            at = _at_point(a, point) - _at_point(b, point)
             if at.is_Rational and at <= 0:
                 return False
-    diff = sympy.expand(diff)
-    if diff == 0:
+    # a − b expanded is a's expanded terms less b's: each side is expanded once, for all its pairs
+    ta, tb = _terms(a), _terms(b)
+    diff = {t: ta.get(t, 0) - tb.get(t, 0) for t in ta.keys() | tb.keys()}
+    diff = {t: c for t, c in diff.items() if c != 0}
+    if not diff:
         return False
-    for term, coeff in diff.as_coefficients_dict().items():
-        if not (coeff.is_Rational and coeff > 0 and (term == 1 or term.is_positive is True)):
-            return False
-    return True
+    return all(c.is_Rational and c > 0 and (t == 1 or _positive(t)) for t, c in diff.items())
+
+
+_TERMS: dict = {}
+_POINTS: dict = {}
+_POSITIVE: dict = {}
+
+
+def _terms(e: sympy.Expr) -> dict:
+    """{monomial: coefficient} of e expanded (sympy's `as_coefficients_dict`), once per e."""
+    return remembered(_TERMS, e, lambda: dict(sympy.expand(e).as_coefficients_dict()))
+
+
+def _at_point(e: sympy.Expr, point: int) -> sympy.Expr:
+    """e with every symbol set to `point`, once per (e, point)."""
+    return remembered(_POINTS, (e, point), lambda: e.xreplace({s: sympy.Integer(point) for s in e.free_symbols}))
+
+
+def _positive(term: sympy.Expr) -> bool:
+    found = _POSITIVE.get(term)
+    if found is None:
+        if len(_POSITIVE) >= _LIMIT:
+            _POSITIVE.clear()
+        found = _POSITIVE[term] = term.is_positive is True
+    return found
 
 
 def _undominated(args: tuple, largest: bool) -> tuple:
@@ -266,3 +303,6 @@ def clear() -> None:
         table.clear()
     _SUMS.clear()
     _BOUND.clear()
+    _TERMS.clear()
+    _POINTS.clear()
+    _POSITIVE.clear()

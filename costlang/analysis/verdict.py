@@ -36,6 +36,7 @@ from costlang.errors import Span
 from costlang.analysis.bounds import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, UNDECIDED, Bound, Condition, Interval, Regime,
                      Times, Verdict, bound_at, with_level)
 from costlang.analysis.regimes import conditions, one_symbol, regimes
+from costlang.analysis.univariate import sign_in_one
 
 __all__ = ["Bound", "Interval", "Regime", "Condition", "Verdict", "decide", "decide_comms",
            "with_level", "clear_caches", "domain_floors", "within", "MEMORY", "COMPUTE", "LAUNCH", "BALANCED", "DEPENDS", "COMMS"]
@@ -65,6 +66,9 @@ def _simplified(e: sympy.Expr, span: Optional[Span]) -> sympy.Expr:
 
 def _sign(e: sympy.Expr, span: Optional[Span]) -> Optional[int]:
     """+1, −1 or 0 when sympy can tell for every value of the free symbols; None otherwise."""
+    decided, sign = sign_in_one(e)     # a Laurent polynomial in one symbol: told exactly, at once
+    if decided:
+        return sign
     for candidate in (e, None):
         if candidate is None:
             if e.is_number and not e.has(sympy.Max, sympy.Min):

@@ -331,6 +331,9 @@ class Program:
     other_stage_weights: frozenset = frozenset()
     #: set by passes.shard: the whole-model program it was sharded from (`parameters_system()`)
     whole: Optional["Program"] = field(default=None, repr=False, compare=False)
+    #: set by passes.shard: the splits whose divisibility depends on a free symbol, (tensor, spec,
+    #: axis sizes, span); a value of the symbol is checked against them without sharding again
+    splits: tuple = field(default=(), repr=False, compare=False)
     #: sizes the shape checks found equal only through the symbols' values (`K` and `J` of a
     #: matmul, both 5): (a, b, span); a what-if that frees K ties J to it (`frontend.variants`)
     equalities: list = field(default_factory=list)

@@ -39,7 +39,7 @@ from costlang.passes.parallelism import (collective_node, fresh, insert_all_to_a
                           insert_dense_all_reduce, end_weights, smaller_end, trainable_count,
                           zero_stage)
 
-__all__ = ["shard_program"]
+__all__ = ["shard_program", "split_errors"]
 
 Spec = tuple  # one mesh-axis name (or None) per dim
 
@@ -613,6 +613,7 @@ def _localize(program: Program, p: _Propagation) -> Program:
     errors: list[CostlangError] = []
     tensors: dict[str, Tensor] = {}
     said: set = set()
+    splits: list = []   # (tensor, spec, sizes, span) of each split that a free symbol leaves undecided
     for t in program.tensors.values():
         spec = p.spec.get(t.name) or (None,) * len(t.shape)
         if t.name in p.zero_split:  # a ZeRO shard of a flat buffer, padded as ZeRO pads it
@@ -620,7 +621,11 @@ def _localize(program: Program, p: _Propagation) -> Program:
                                                                        program.bindings),))
             continue
         try:
-            shape = _local_shape(t, spec, sizes, program.bindings, p.explicit.get(t.name) or t.span)
+            span = p.explicit.get(t.name) or t.span
+            shape = _local_shape(t, spec, sizes, program.bindings, span)
+            if any(axis is not None and not (dim / sizes[axis]).xreplace(program.bindings).is_number
+                   for dim, axis in zip(t.shape, spec)):
+                splits.append((t, spec, sizes, span))
         except _Undividable as e:
             error = _at_users_line(program, t, e)
             if (error.span, error.message) not in said:  # one error per parallel line and dimension
@@ -665,7 +670,41 @@ def _localize(program: Program, p: _Propagation) -> Program:
             nodes[n.name] = node
             continue
         _insert_all_reduce(program, node, axis, sizes[axis], tensors, nodes, algorithm)
-    return _parallelisms(program, p, tensors, nodes, sizes)
+    return dataclasses.replace(_parallelisms(program, p, tensors, nodes, sizes), splits=tuple(splits))
+
+
+def split_errors(program: Program, bindings: dict) -> Optional[CostlangError]:
+    """The first error (in the file's order) that sharding `program` would raise with the symbols'
+    values `bindings` (one that binds the free symbols its splits depend on), from its splits
+    alone: what a whole number for a free symbol must satisfy, checked without resolving and
+    sharding the file again. None: every split divides (the file may reject the value otherwise)."""
+    decided: dict = {}
+    failing = []       # (tensor, spec, sizes, span, where its error lands) in the tensors' order
+    for t, spec, sizes, span in program.splits:
+        for dim, axis in zip(t.shape, spec):
+            if axis is None:
+                continue
+            key = (dim, sizes[axis])
+            divides = decided.get(key)
+            if divides is None:
+                bound = (dim / sizes[axis]).xreplace(bindings)
+                divides = decided[key] = not bound.is_number or bool(bound.is_integer and bound.is_positive)
+            if not divides:   # the first dimension that does not divide is the tensor's error
+                split = next((s for s in program.parallels if s.axis == axis), None)
+                lands = span if not in_stdlib(span) or split is None or in_stdlib(split.span) else split.span
+                failing.append((t, spec, sizes, span, lands))
+                break
+    if not failing:
+        return None
+    files: dict = {}   # as ErrorGroup orders its errors: files in the order their first error came
+    first = min(failing, key=lambda f: (files.setdefault(f[4].file, len(files)), f[4].line, f[4].column)
+                if f[4] is not None else (1 << 30, 0, 0))
+    t, spec, sizes, span, _ = first
+    try:
+        _local_shape(t, spec, sizes, bindings, span)
+    except _Undividable as e:
+        return _at_users_line(program, t, e)
+    return None
 
 
 def _parallelisms(program: Program, p: _Propagation, tensors, nodes, sizes) -> Program:

@@ -572,12 +572,19 @@ def _accepted(program, st: _Setup, start, step: int, end):
     from costlang.errors import CostlangError
     from costlang.frontend.edits import apply_settings
     from costlang.frontend.settings import parse_settings
+    from costlang.passes.shard import split_errors
     rejected: list = []
     value = sympy.Integer(start)
     for _ in range(WHOLE_TRIES):
         if value < 1 or (end is not None and (value >= end if step > 0 else value <= end)):
             break
         if value not in st.checked:   # each value is resolved once for all the solves for X
+            # a split the value does not divide rejects it at once (the message sharding gives)
+            split = split_errors(st.an.program, {**{k: e.xreplace({st.symbol: value}) for k, e in
+                                                    st.an.program.bindings.items()}, st.symbol: value})
+            if split is not None:
+                st.checked[value] = split.message
+        if value not in st.checked:
             try:
                 apply_settings(program, parse_settings(f"{st.symbol.name}={value}"))
                 st.checked[value] = None

@@ -501,6 +501,56 @@ def test_whole_answer_text_says_what_the_file_rejects(tmp_path, capsys):
             "dimension 2800 of 'W' = 2800 does not divide over axis g of 6 chips)") in capsys.readouterr().out
 
 
+TWO_SPLITS = """hardware chip { peak fp16 = 1 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 1000 B } }
+dim n
+system s { chip = chip; axis g = n; link ICI over g { one_way = 1 TB/s } }
+use system s
+input x: fp16[10]
+weight W: fp16[2800]
+shard W: [g]
+shard x: [g]
+y = custom(x, W) -> fp16[10] { flops = 1 }
+solve "fewest": footprint() <= capacity() for n
+"""
+
+
+def test_a_split_that_does_not_divide_rejects_a_value_without_resolving_the_file_again(monkeypatch):
+    """A whole number is first checked against the splits the free symbol leaves undecided; the
+    message is the one resolving the file with that value gives (its first error in file order)."""
+    import costlang.frontend.edits as edits
+    from costlang.frontend.settings import parse_settings
+    from costlang.passes.shard import split_errors
+    program = load_string(TWO_SPLITS, "t.cost").analyze().program
+    n = program.symbols["n"].symbol
+    # 10 and 2800 over n chips: both divide for n = 1, 2, 5, 10; n = 4 and 7 divide 2800 only
+    # (10/4, 10/7 not whole), n = 3 neither (the W error first: its shard line comes first), n = 8
+    # neither (2800/8 = 350 but 10/8 is not whole: x's error alone)
+    expected = {1: None, 2: None, 3: "W", 4: "x", 5: None, 7: "x", 8: "x", 10: None}
+    for value, tensor in expected.items():
+        error = split_errors(program, {n: sympy.Integer(value)})
+        try:
+            edits.apply_settings(program, parse_settings(f"n={value}"))
+            whole = None
+        except CostlangError as e:
+            whole = e.message
+        assert (error.message if error else None) == whole
+        size = 2800 if tensor == "W" else 10
+        assert whole is None if tensor is None else \
+            whole == f"dimension {size} of '{tensor}' = {size} does not divide over axis g of {value} chips"
+    # the solve, per chip: W 2·2800/n B + x 2·10/n B + y 20 B (a custom op's output is not split)
+    # ≤ 1000 B ⇔ 5620/n ≤ 980 ⇔ n ≥ 5620/980 = 281/49 ≈ 5.73; floor 5
+    # (divides both), ceil 6 rejected (10/6), 7 rejected (10/7), 8 rejected, 9 rejected, 10 accepted.
+    # Only the two accepted values are resolved again.
+    calls = []
+    real = edits.apply_settings
+    monkeypatch.setattr(edits, "apply_settings", lambda p, s: calls.append(s) or real(p, s))
+    r = solves(load_string(TWO_SPLITS, "t.cost").analyze())["fewest"]
+    assert r.values == (R(281, 49),)
+    assert [w.value for w in r.whole] == [5, 10]
+    assert [tuple(v for v, _ in w.rejected) for w in r.whole] == [(), (6, 7, 8, 9)]
+    assert len(calls) == 2
+
+
 # --- a closed form carries the max() branch it was solved on ----------------------------------------
 
 BRANCHES = """hardware hw { peak fp16 = 1000 TFLOP/s; memory HBM { bandwidth = 2 TB/s; capacity = 10 MB } }
