@@ -72,6 +72,7 @@ class Sweep:
     marks: tuple[tuple[Mark, ...], ...]     # per row: which kernels changed bound since the last row
     crossings: tuple[Crossing, ...]
     units: tuple[Unit, ...] = ()            # one per label (the unit of its column, SI base)
+    shape: tuple[int, ...] = ()             # the number of values of each symbol (the grid's axes)
 
     @functools.cached_property
     def points(self) -> tuple[tuple[float, ...], ...]:
@@ -186,7 +187,7 @@ def sweep(analysis, axes: Sequence[Axis], shows: Sequence[str]) -> Sweep:
     marks = _marks(codes, len(flat[0]), len(axes[-1].values))
     crossings = _crossings(verdicts)
     return Sweep(tuple(a.name for a in axes), tuple(shows), tuple(flat), columns, marks, crossings,
-                 tuple(v.unit for v in plan.values))
+                 tuple(v.unit for v in plan.values), tuple(len(a.values) for a in axes))
 
 
 def grid_values(analysis, axes: Sequence[Axis], shows: Sequence[str]):

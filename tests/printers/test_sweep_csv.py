@@ -69,6 +69,26 @@ def test_a_real_sweep_with_crossings_is_written_alike(monkeypatch, capsys):
     assert [m.split(",")[0] for m in marked] == ["500.0", "501.0"]
 
 
+def test_a_two_symbol_grid_is_written_alike(monkeypatch, capsys):
+    """256 batches × 256 sizes (65,536 points): each grid column is its symbol's values written once
+    and gathered; the text equals the repr writer's. At B = 1, P = 1e9 on the chapter GPU the decode
+    step reads the 2P bytes of fp16 weights at 2 TB/s: 2e9 / 2e12 = 1 ms, so 1000 tokens/s."""
+    from conftest import EXAMPLES
+    from costlang.cli import main
+    argv = ["sweep", str(EXAMPLES / "queries" / "llm_decode_batch.cost"), "--over", "B=1..256:lin:256",
+            "--over", "P=1e9..1e11:log:256", "--show", "tokens/s", "--csv"]
+    assert main(argv) == 0
+    compiled = capsys.readouterr().out
+    monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: None)
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    assert compiled == plain
+    lines = plain.splitlines()
+    assert len(lines) == 65537 and lines[1] == "1.0,1000000000.0,1000.0,"
+    # row 257 is B = 2 at P = 1e9 again (P varies fastest): 2 tokens per 1 ms step
+    assert lines[257] == "2.0,1000000000.0,2000.0,"
+
+
 def test_a_large_sweep_escapes_its_words_once_and_its_numbers_never(monkeypatch):
     # the compiled text is marked safe, so the output is not scanned again: a label and a crossing
     # word with an escape sequence must come out escaped all the same

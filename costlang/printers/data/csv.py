@@ -83,7 +83,7 @@ def sweep_csv(sw) -> str:
     columns = (*sw.grid, *sw.columns)
     marks = [(i, _mark_cell(m)) for i, m in enumerate(sw.marks) if m]
     if columns and len(columns[0]) >= COMPILED_FROM:
-        body = _compiled_body(columns, [(i, terminal_safe(t)) for i, t in marks])
+        body = _compiled_body(columns, [(i, terminal_safe(t)) for i, t in marks], getattr(sw, "shape", ()))
         if body is not None:   # numbers, and the words made safe here: not scanned again on output
             return Safe(terminal_safe(buf.getvalue()) + body)
     # Numbers need no quoting, so the rows are joined directly (the csv module is kept for the header and
@@ -118,24 +118,33 @@ def _reprs(column) -> list:
     return texts[index.ravel()].tolist()
 
 
-def _compiled_body(columns, marks) -> Optional[str]:
+def _compiled_body(columns, marks, shape=()) -> Optional[str]:
     """The rows as `sweep_csv` writes them, a million in well under a second: polars writes the
     shortest digits that read back (as repr does) but spells two ranges otherwise (0.00001 for
-    1e-05, 1.5e-7 for 1.5e-07, NaN for nan), so those cells are written by repr. None: no polars."""
+    1e-05, 1.5e-7 for 1.5e-07, NaN for nan), so those cells are written by repr. A grid column
+    (the first `len(shape)`, one per swept symbol) repeats its symbol's values: each is written
+    once and gathered. None: no polars."""
     try:
         import polars
     except ImportError:
         return None
     import numpy as np
-    series = []
-    for column in columns:
-        values = np.asarray(column, dtype=float)
-        text = polars.Series(values).cast(polars.String)
+
+    def text(values):
+        out = polars.Series(values).cast(polars.String)
         magnitude = np.abs(values)
         odd = np.flatnonzero(np.isnan(values) | ((magnitude < 1e-4) & (magnitude > 0)))
-        if len(odd):
-            text = text.scatter(odd, [repr(v) for v in values[odd].tolist()])
-        series.append(text)
+        return out.scatter(odd, [repr(v) for v in values[odd].tolist()]) if len(odd) else out
+
+    series = []
+    for k, column in enumerate(columns):
+        values = np.asarray(column, dtype=float)
+        if k < len(shape) and len(values) == int(np.prod(shape)):   # a meshgrid's column, raveled
+            stride = int(np.prod(shape[k + 1:]))
+            index = (np.arange(len(values)) // stride) % shape[k]
+            series.append(text(values[::stride][:shape[k]]).gather(index))
+        else:
+            series.append(text(values))
     crossing = polars.repeat("", len(columns[0]), eager=True)
     if marks:
         crossing = crossing.scatter([i for i, _ in marks], [t for _, t in marks])
