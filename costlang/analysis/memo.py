@@ -150,8 +150,11 @@ def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:
     (True, False, False)
     """
     a, b = sympy.sympify(a), sympy.sympify(b)
-    if a == b:
+    diff = a - b
+    if diff == 0:
         return False
+    if diff.is_Rational:
+        return bool(diff > 0)
     symbols = a.free_symbols | b.free_symbols
     if symbols and all(s.is_positive for s in symbols):
         # a cheap disproof first: a sum of positive terms is positive at every positive point, so a

@@ -23,6 +23,9 @@ __all__ = ["undominated_in_one", "sign_in_one"]
 
 _LEAVES: dict = {}
 
+#: the largest power (of the symbol or of a sum) a Laurent polynomial here may hold
+MAX_POWER = 8
+
 
 def _laurent(e: sympy.Expr, x: sympy.Symbol) -> Optional[dict]:
     """{k: c_k} with e = Σ c_k·x^k (c_k exact fractions), or None when e is not of that form."""
@@ -30,6 +33,9 @@ def _laurent(e: sympy.Expr, x: sympy.Symbol) -> Optional[dict]:
     if found is not False:
         return found
     out: Optional[dict] = {}
+    # small whole powers only: expanding (x + 1)^1000, or x^(10^6) at a point, would take seconds
+    if any(not p.exp.is_Integer or abs(p.exp) > MAX_POWER for p in e.atoms(sympy.Pow)):
+        return None
     for term in sympy.Add.make_args(sympy.expand(e)):
         c, rest = term.as_coeff_Mul()
         if not c.is_Rational:

@@ -4,7 +4,7 @@ import sympy
 from hypothesis import given, settings, strategies as st
 
 from costlang.analysis import memo
-from costlang.analysis.univariate import undominated_in_one
+from costlang.analysis.univariate import sign_in_one, undominated_in_one
 
 q = sympy.Symbol("q", positive=True, integer=True)
 R = sympy.Rational
@@ -45,6 +45,22 @@ def test_what_it_cannot_decide_is_left_to_sympy():
     assert undominated_in_one((q, B), True) is None            # two symbols
     assert undominated_in_one((q, sympy.sqrt(q)), True) is None
     assert undominated_in_one((q, sympy.Min(2, q)), True) is None   # max() of min(): sympy rewrites those
+    # a large power is not expanded nor raised at a point (it would take seconds): sympy's way
+    assert undominated_in_one(((q + 1) ** 1000, q ** 2), True) is None
+    assert sign_in_one(q ** 100000 - 1) == (False, None)
+    # a power up to 8 is: (q + 1)² = q² + 2q + 1 ≥ q² + 2q everywhere (one sign: +1)
+    assert sign_in_one((q + 1) ** 2 - q ** 2 - 2 * q) == (True, 1)
+
+
+def test_signs_of_a_laurent_polynomial_in_one_symbol():
+    # every coefficient positive: +1; 1 − 2/q is zero at q = 2 (changes sign): undecided; 1 − 1/q
+    # touches 0 at q = 1: no strict sign; 2 − 1/q is zero at q = 1/2, below every whole q: +1
+    assert sign_in_one(3 + 2 / q) == (True, 1) and sign_in_one(-3 - q) == (True, -1)
+    assert sign_in_one(1 - 2 / q) == (True, None) and sign_in_one(1 - 1 / q) == (True, None)
+    assert sign_in_one(2 - 1 / q) == (True, 1)
+    # over x > 0 the same 2 − 1/x changes sign at x = 1/2
+    x = sympy.Symbol("x", positive=True)
+    assert sign_in_one(2 - 1 / x) == (True, None) and sign_in_one(x - x + 0) == (False, None)
 
 
 def test_the_pods_examples_stage_bound_drops_what_its_scaled_max_covers():
