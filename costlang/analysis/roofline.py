@@ -198,7 +198,7 @@ def select_hardware(program: Program, name: Optional[str] = None) -> Hardware:
 
 def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: Optional[str] = None,
                      levels: Optional[dict] = None, decide: bool = True, stages: bool = True,
-                     figures: bool = True) -> Analysis:
+                     figures: bool = True, memory: bool = True) -> Analysis:
     """Costs, roofline figures and measurements for a program under a fusion mode: no queries,
     solves or comparisons (`analysis.pipeline.analyze` adds them).
 
@@ -210,7 +210,9 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     never verdicts). `stages=False` keeps a pipeline's bounds over every kernel (the first and
     last stages not timed apart): for an analysis whose bounds nobody reads. `figures=False`
     figures no kernel (no results, no sums): for an analysis of which only the memory is read
-    (a footprint solve's general form)."""
+    (a footprint solve's general form); `memory=False` works out no footprint (None): for one of
+    which only times and counts are read. A figures-only analysis (`levels`) checks no kernel's
+    time for division by zero: the numeric analysis it follows has."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -225,9 +227,11 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
                      # the hardware-symbolic program of a solve's general form keeps the simpler bounds
                      ends=stage_ends(program, results) if levels is None and stages else None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
-                        footprint(program, hw.capacity, kernels, costs, outputs, bindings), bindings)
+                        footprint(program, hw.capacity, kernels, costs, outputs, bindings) if memory else None,
+                        bindings)
     analysis.measurements = measured(analysis)
-    _check_finite_kernels(analysis)
+    if levels is None:
+        _check_finite_kernels(analysis)
     return analysis
 
 

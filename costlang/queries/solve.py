@@ -238,6 +238,30 @@ def _memory_only(program) -> bool:
     return _calls(program) <= MEMORY_CALLS and not any(s.relation == "regimes" for s in program.solves)
 
 
+#: the functions whose value is a time or a count of the kernels: none reads the footprint
+TIME_CALLS = frozenset({"t_compute", "t_memory", "t_comms", "t_kernel", "flops", "bytes", "intensity",
+                        "critical_intensity", "peak", "bandwidth"})
+
+
+def _reads_memory(program) -> bool:
+    """Whether a solve's general form may read the footprint: unless every function the solves
+    and lets call (keyword arguments too) is in `TIME_CALLS`, and no pool answers a call elsewhere."""
+    if program.placements:
+        return True
+    found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
+    todo += [let.value for let in program.lets.values()]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, Call):
+            found.add(e.func)
+            todo += [*e.args, *(o.value for o in e.kwargs)]
+        elif isinstance(e, BinOp):
+            todo += [e.left, e.right]
+        elif isinstance(e, Neg):
+            todo.append(e.operand)
+    return not found <= TIME_CALLS
+
+
 def _calls(program) -> set:
     """The functions the file's solves and lets call (the sides of a solve may read a let)."""
     found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
@@ -465,7 +489,8 @@ def _general(analysis, st: _Setup, x, found, general_sides):
         program, legend = generalize(st.an.program, st.an.hardware)
         chosen = {k.name: k.level or st.an.hardware.main_memory.name for k in st.an.kernels}
         st.general.append((legend, analyze_roofline(program, fusion=analysis.fusion, hardware=st.an.hardware.name,
-                                                    levels=chosen, figures=not _memory_only(analysis.program))))
+                                                    levels=chosen, figures=not _memory_only(analysis.program),
+                                                    memory=_reads_memory(analysis.program))))
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     once = _then(dep, st.symbol, x)

@@ -737,3 +737,21 @@ def test_a_footprint_solves_general_form_figures_no_kernel(monkeypatch):
     calls.clear()
     solve_in(FITS + "solve intensity(y) = critical_intensity(y) for B\n")
     assert calls == [True]
+
+
+def test_a_time_solves_general_form_works_out_no_footprint(monkeypatch, analyze_example):
+    # decode_crossing.cost reads intensity and I* only. I = 2·B·d² / (b·(Bd + d² + Bd)) = 2Bd/(b(2B + d))
+    # = I* ⇔ B* = I*·b·d / (2(d − I*·b)) (500d/(d − 1000) at b = 2, I* = 500): that general form
+    # comes from an analysis that works out no footprint; the numeric analysis still has one
+    from costlang.queries import solve as solve_module
+    memory = []
+    real = solve_module.analyze_roofline
+
+    def spy(*args, **kwargs):
+        memory.append(kwargs.get("memory", True))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(solve_module, "analyze_roofline", spy)
+    a = analyze_example("queries/decode_crossing.cost")
+    r = solves(a)["B*"]
+    assert memory == [False] and a.footprint is not None
+    assert same(r.general[0], Istar * b * d / (2 * (d - Istar * b)))
