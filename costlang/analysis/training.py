@@ -143,6 +143,12 @@ def training_figures(a) -> Optional[TrainingFigures]:
         recompute = forward_repeated
     dtype = _model_dtype(p, forward)
     peak = a.hardware.peak(dtype)
+    if peak is None:
+        from costlang.errors import SemanticError
+        raise SemanticError(f"a training step's MFU is measured against the peak of the dtype its matmuls do "
+                            f"math in ({dtype}), and '{a.hardware.name}' states none", training.span,
+                            f"state one in a hardware of your own: `hardware mine : {a.hardware.name} "
+                            f"{{ peak {dtype} = ... }}`")
     t = a.totals
     lower = t.t_overlap if t.t_overlap is not None else t.t_launch + sympy.Max(t.t_compute, t.t_memory)
     upper = t.t_serial if t.t_serial is not None else t.t_launch + t.t_compute + t.t_memory
@@ -160,10 +166,16 @@ def _measured_step(p) -> Optional[sympy.Expr]:
 
 
 def _model_dtype(p, forward) -> str:
+    """The dtype MFU is measured against: the first forward matmul's math dtype; without one, the
+    math dtype of the forward op with the most FLOPs (a custom kernel's `math = fp16` over int4
+    weights is fp16 math: its peak is stated, the weights' dtype may have none); else a weight's."""
     for name in p.nodes:
         n = p.nodes[name]
         if name in forward and n.kind == "matmul":
             return n.math_dtype.name
+    ops = [p.nodes[name] for name in p.nodes if name in forward and p.nodes[name].kind not in ("collective", "view")]
+    if ops:
+        return max(ops, key=lambda n: n.flops if n.flops.is_Rational else sympy.Integer(-1)).math_dtype.name
     return next(t.dtype.name for t in p.tensors.values() if t.role == "weight")
 
 

@@ -135,8 +135,9 @@ def _nonnegative_when(gap: sympy.Expr) -> list:
             kept.append(f)
     rest = sympy.Mul(*kept)
     if len(kept) == 1 and isinstance(kept[0], sympy.Add):
-        linear = [s for s in sorted(rest.free_symbols, key=str)
-                  if sympy.Poly(rest, s).degree() == 1 and sympy.Poly(rest, s).LC().is_number]
+        linear = [s for s in sorted(rest.free_symbols, key=str)   # (⌈d²/2^61⌉ is no polynomial in d)
+                  if rest.is_polynomial(s) and sympy.Poly(rest, s).degree() == 1
+                  and sympy.Poly(rest, s).LC().is_number]
         linear.sort(key=lambda s: abs(sympy.Poly(rest, s).LC()) != 1)
         if linear:
             s = linear[0]

@@ -435,3 +435,43 @@ def test_a_training_step_of_a_program_that_computes_nothing_is_refused(cli):
     status, out, err = cli("train { }\n" + H + "weight q: fp16[4, 8]\n", "run", "t.cost")
     assert status == 2 and out == ""
     assert err.startswith("t.cost:1:1: error: a training step needs an op to differentiate")
+
+
+def test_a_trained_program_of_custom_kernels_measures_mfu_against_their_math_dtype(cli):
+    # campaign case 495554 (`run --json --train 'recompute = full'` of the int4 decode exercise): no
+    # matmul, so MFU took the peak of the first weight's dtype, int4, which the GPU does not state
+    # (None: an internal TypeError). The custom kernels say `math = fp16` (and fp16 by default).
+    # With p = 65e9 the four kernels (all memory-bound) read P/2 + 2P + p/2 + 2p = 2.5·195e9 B at
+    # 3 TB/s: 487.5e9/3e12 = 0.1625 s; model FLOPs 2·(2P + 2p) = 4·195e9 = 780e9;
+    # MFU = 780e9 / (0.1625 s × 1000 TFLOP/s) = 780e9/162.5e12 = 0.0048
+    import json
+    from conftest import EXAMPLES
+    text = (EXAMPLES / "roofline" / "exercises" / "ex3_decode_130b_int4.cost").read_text()
+    status, out, err = cli(text, "run", "t.cost", "--json", "--set", "p=65e9", "--train", "recompute = full")
+    assert status == 0
+    training = json.loads(out)["training"]
+    assert training["mfu"] == 0.0048 and training["peak"]["dtype"] == "fp16"
+
+
+def test_a_branch_condition_with_a_ceiling_in_the_symbol_is_kept_as_it_stands():
+    # campaign case 492876 (`largest_micro_batch.cost` with `axis dp = 2^64`): ZeRO pads a flat
+    # buffer to ⌈d²/2^61⌉ per chip, and a branch's condition 560e9 − 112·d² − 113·⌈d²/2^61⌉ ≥ 0 was
+    # tried as a polynomial in d (sympy's PolynomialError, internal). It is no polynomial in d: the
+    # condition stays as written, and it holds at the file's d = 8192 (560e9 − 112·2^26 − 113 > 0)
+    import sympy
+    from costlang.queries.extrema import _nonnegative_when
+    d = sympy.Symbol("d", positive=True, integer=True)
+    gap = 560000000000 - 112 * d ** 2 - 113 * sympy.ceiling(d ** 2 / 2 ** 61)
+    (cond,) = _nonnegative_when(gap)
+    assert cond.xreplace({d: 8192}) == sympy.true and cond.xreplace({d: 10 ** 6}) == sympy.false
+
+
+def test_a_micro_batch_solve_over_2_to_the_64_chips_answers(cli):
+    # the same case whole: the solve answers, and the whole numbers next to b* are each rejected by
+    # the split of x's 16384·b rows over 2^64 chips (256 tried on each side, none divides)
+    from conftest import EXAMPLES
+    text = (EXAMPLES / "training" / "largest_micro_batch.cost").read_text().replace("axis dp = 8", "axis dp = 2^64")
+    status, out, err = cli(text, "run", "t.cost", "--fusion", "none")
+    assert status == 0
+    assert "largest whole b that fits in memory: none accepted within 256 whole values" in out
+    assert "does not divide over axis dp of 18446744073709551616 chips" in out
