@@ -149,7 +149,7 @@ def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:
     >>> dominates(4*B*S + 2*S, 2*B*S + 2*S), dominates(B, S), dominates(B, B)
     (True, False, False)
     """
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = (sympy.Integer(v) if isinstance(v, int) else v for v in (a, b))
     diff = a - b
     if diff == 0:
         return False
