@@ -245,9 +245,13 @@ TIME_CALLS = frozenset({"t_compute", "t_memory", "t_comms", "t_kernel", "flops",
 
 def _reads_memory(program) -> bool:
     """Whether a solve's general form may read the footprint: unless every function the solves
-    and lets call (keyword arguments too) is in `TIME_CALLS`, and no pool answers a call elsewhere."""
-    if program.placements:
-        return True
+    and lets call is in `TIME_CALLS`, and no pool answers a call elsewhere."""
+    return bool(program.placements) or not _calls(program) <= TIME_CALLS
+
+
+def _calls(program) -> set:
+    """The functions the file's solves and lets call (the sides of a solve may read a let), keyword
+    arguments included."""
     found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
     todo += [let.value for let in program.lets.values()]
     while todo:
@@ -255,22 +259,6 @@ def _reads_memory(program) -> bool:
         if isinstance(e, Call):
             found.add(e.func)
             todo += [*e.args, *(o.value for o in e.kwargs)]
-        elif isinstance(e, BinOp):
-            todo += [e.left, e.right]
-        elif isinstance(e, Neg):
-            todo.append(e.operand)
-    return not found <= TIME_CALLS
-
-
-def _calls(program) -> set:
-    """The functions the file's solves and lets call (the sides of a solve may read a let)."""
-    found, todo = set(), [e for x in program.solves for e in (x.lhs, x.rhs) if e is not None]
-    todo += [let.value for let in program.lets.values()]
-    while todo:
-        e = todo.pop()
-        if isinstance(e, Call):
-            found.add(e.func)
-            todo += list(e.args)
         elif isinstance(e, BinOp):
             todo += [e.left, e.right]
         elif isinstance(e, Neg):

@@ -51,20 +51,26 @@ def test_one_point_short_of_the_compiled_path_is_written_by_repr(monkeypatch):
     assert not called and out[1] == "1.0,1e-05,"
 
 
-def test_a_real_sweep_with_crossings_is_written_alike(monkeypatch, capsys):
-    """65,536 batches of the decode example: the compiled and the repr writers give the same text,
-    the crossing cells included. I = 2·P·B / (P·2 B) = B FLOP/B against the chapter GPU's I* = 500,
-    so B = 500 is balanced and B = 501 the first compute-bound batch."""
+def _both_writers(monkeypatch, capsys, *args) -> str:
+    """`costlang sweep` of the decode example with `args` and --csv, written by the compiled writer
+    and by the repr writer: the two texts must be equal (the repr writer's is returned)."""
     from conftest import EXAMPLES
     from costlang.cli import main
-    argv = ["sweep", str(EXAMPLES / "queries" / "llm_decode_batch.cost"), "--over", "B=1..65536:lin:65536",
-            "--show", "t_kernel()", "--csv"]
+    argv = ["sweep", str(EXAMPLES / "queries" / "llm_decode_batch.cost"), *args, "--csv"]
     assert main(argv) == 0
     compiled = capsys.readouterr().out
     monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: None)
     assert main(argv) == 0
     plain = capsys.readouterr().out
     assert compiled == plain
+    return plain
+
+
+def test_a_real_sweep_with_crossings_is_written_alike(monkeypatch, capsys):
+    """65,536 batches of the decode example: the compiled and the repr writers give the same text,
+    the crossing cells included. I = 2·P·B / (P·2 B) = B FLOP/B against the chapter GPU's I* = 500,
+    so B = 500 is balanced and B = 501 the first compute-bound batch."""
+    plain = _both_writers(monkeypatch, capsys, "--over", "B=1..65536:lin:65536", "--show", "t_kernel()")
     marked = [line for line in plain.splitlines()[1:] if not line.endswith(",")]
     assert [m.split(",")[0] for m in marked] == ["500.0", "501.0"]
 
@@ -73,16 +79,8 @@ def test_a_two_symbol_grid_is_written_alike(monkeypatch, capsys):
     """256 batches × 256 sizes (65,536 points): each grid column is its symbol's values written once
     and gathered; the text equals the repr writer's. At B = 1, P = 1e9 on the chapter GPU the decode
     step reads the 2P bytes of fp16 weights at 2 TB/s: 2e9 / 2e12 = 1 ms, so 1000 tokens/s."""
-    from conftest import EXAMPLES
-    from costlang.cli import main
-    argv = ["sweep", str(EXAMPLES / "queries" / "llm_decode_batch.cost"), "--over", "B=1..256:lin:256",
-            "--over", "P=1e9..1e11:log:256", "--show", "tokens/s", "--csv"]
-    assert main(argv) == 0
-    compiled = capsys.readouterr().out
-    monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: None)
-    assert main(argv) == 0
-    plain = capsys.readouterr().out
-    assert compiled == plain
+    plain = _both_writers(monkeypatch, capsys, "--over", "B=1..256:lin:256", "--over", "P=1e9..1e11:log:256",
+                          "--show", "tokens/s")
     lines = plain.splitlines()
     assert len(lines) == 65537 and lines[1] == "1.0,1000000000.0,1000.0,"
     # row 257 is B = 2 at P = 1e9 again (P varies fastest): 2 tokens per 1 ms step
