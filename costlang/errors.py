@@ -15,7 +15,22 @@ from typing import Iterable, Optional
 __all__ = [
     "Source", "Span", "CostlangError", "CostSyntaxError", "CostNameError", "ShapeError", "UnitError",
     "SemanticError", "SolveError", "CostImportError", "BudgetError", "ErrorGroup", "did_you_mean", "hardware_hint",
+    "too_large",
 ]
+
+
+def too_large(e: BaseException) -> Optional[tuple[str, str]]:
+    """(message, hint) when an exception says the values given are too large to work with exactly
+    (sympy's evalf out of precision placing a floor or ceil; Python's 4,300-digit limit on writing an
+    integer): bad input, not a bug. None for any other exception. The command line and the
+    playground say the same."""
+    if type(e).__name__ == "PrecisionExhausted":
+        return ("the values given are too large to compare exactly (sympy ran out of precision)",
+                "give the dims and params smaller values")
+    if isinstance(e, ValueError) and "integer string conversion" in str(e):
+        return ("the values given make an exact number of over 4,300 digits, too long to write out",
+                "give the dims and params smaller values")
+    return None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import traceback
 from typing import Optional, Sequence
 
 from costlang.budget import DEFAULT_SECONDS, DEFAULT_WALL_SECONDS, limit, wall_clock_limit
-from costlang.errors import CostlangError
+from costlang.errors import CostlangError, too_large
 from costlang.printers.safe import terminal_safe
 
 __all__ = ["main", "command", "build_parser"]
@@ -101,15 +101,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INPUT
     except Exception as e:  # a bug in costlang, not in the input
         _debug(args)
-        if type(e).__name__ == "PrecisionExhausted":  # sympy's evalf cannot place a floor/ceil of the values
-            print(terminal_safe(f"{_where(args)}: error: the values given are too large to compare exactly "
-                                "(sympy ran out of precision)\n  = hint: give the dims and params smaller "
-                                "values"), file=sys.stderr)
-            return EXIT_INPUT
-        if isinstance(e, ValueError) and "integer string conversion" in str(e):   # Python's 4,300-digit limit
-            print(terminal_safe(f"{_where(args)}: error: the values given make an exact number of over 4,300 "
-                                "digits, too long to write out\n  = hint: give the dims and params smaller "
-                                "values"), file=sys.stderr)
+        found = too_large(e)   # values too large to work with exactly: bad input
+        if found is not None:
+            print(terminal_safe(f"{_where(args)}: error: {found[0]}\n  = hint: {found[1]}"), file=sys.stderr)
             return EXIT_INPUT
         print(terminal_safe(f"costlang: internal error: {type(e).__name__}: {e} (run with --debug for details)"),
               file=sys.stderr)

@@ -45,6 +45,20 @@ def analyze_text(text: str, name: str = "playground.cost", lang: str = "en", set
         except RecursionError:
             return {"ok": False, "errors": [{"line": 1, "col": 1, "message": "the input is nested too deeply",
                                              "hint": None, "text": "the input is nested too deeply"}]}
+        except (ValueError, ArithmeticError) as e:   # values too large to work with exactly: bad input
+            return _too_large(e, name)
+
+
+def _too_large(e: Exception, name: str) -> dict:
+    """The error the command line gives for values too large to work with exactly; any other
+    exception is raised again (a bug, a server error)."""
+    from costlang.errors import too_large
+    found = too_large(e)
+    if found is None:
+        raise e
+    message, hint = found
+    return {"ok": False, "errors": [{"line": 1, "col": 1, "message": message, "hint": hint,
+                                     "text": f"{name}:1:1: error: {message}\n  = hint: {hint}"}]}
 
 
 def _key(text, name, settings) -> str:
@@ -114,6 +128,8 @@ def point(text: str, values: dict, name: str = "playground.cost") -> dict:
         except KeyError as e:
             message = e.args[0]
             return {"ok": False, "errors": [{"line": 1, "col": 1, "message": message, "hint": None, "text": message}]}
+        except (ValueError, ArithmeticError) as e:
+            return _too_large(e, name)
         return {"ok": True, "kernels": [dataclasses.asdict(k) for k in found]}
 
 

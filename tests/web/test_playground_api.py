@@ -146,3 +146,17 @@ def test_a_point_beyond_a_float_is_undecided_not_a_server_error(tmp_path):
     # an ordinary point still answers: B = 64 gives I = 64/3 FLOP/B, below the H100's I* ≈ 295: HBM-bound
     (k,) = TestClient(make_app(tmp_path)).post("/api/point", json={"text": text, "values": {"B": 64}}).json()["kernels"]
     assert k["bound"] == "memory-bound" and k["intensity"] == pytest.approx(64 / 3)
+
+
+def test_values_too_large_to_compare_exactly_are_an_input_error_not_a_server_error(client):
+    # campaign case 541579 (`serve`, /api/analyze in Korean, of the FlashAttention prefill file with
+    # head_dim = 1e400): sympy ran out of precision placing a ceiling of the tile counts; the command
+    # line said so as an input error, the page answered HTTP 500. Now both say the same.
+    text = (EXAMPLES / "llm" / "flash_attention_prefill.cost").read_text().replace("head_dim = 128", "head_dim = 1e400")
+    r = client.post("/api/analyze", json={"text": text, "lang": "ko"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["ok"] is False
+    (error,) = body["errors"]
+    assert error["message"] == "the values given are too large to compare exactly (sympy ran out of precision)"
+    assert error["hint"] == "give the dims and params smaller values" and (error["line"], error["col"]) == (1, 1)
