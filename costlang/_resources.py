@@ -16,7 +16,10 @@ _PACKAGE = Path(__file__).resolve().parent
 STDLIB_FOLDERS = ("", "hardware", "models")
 
 
+@functools.lru_cache(maxsize=4)
 def _find(name: str) -> Path:
+    """The folder `name` of the installed wheel or of the checkout (looked up once per process:
+    a span's "is this the stdlib?" asks for it thousands of times at model scale)."""
     for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
         if candidate.is_dir():
             return candidate
@@ -47,8 +50,8 @@ def stdlib_module(name: str) -> Path:
     return root / f"{name}.cost"
 
 
-def in_stdlib(path: Path) -> bool:
-    """Whether `path` is one of the stdlib's files."""
+def in_stdlib(path) -> bool:
+    """Whether `path` (a Path or a file name) is one of the stdlib's files."""
     return _in_stdlib(str(path), str(stdlib_dir()))
 
 

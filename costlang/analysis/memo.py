@@ -18,8 +18,8 @@ import sympy
 from costlang.analysis.univariate import undominated_in_one
 from costlang.passes.costs import grouped_sum
 
-__all__ = ["smax", "smin", "left_max", "ssum", "remembered", "bound_value", "substitute", "dominates",
-           "positive_somewhere", "clear"]
+__all__ = ["smax", "smin", "left_max", "unsettled", "settle", "ssum", "remembered", "bound_value", "substitute",
+           "dominates", "positive_somewhere", "clear"]
 
 _LIMIT = 8192
 
@@ -235,6 +235,53 @@ def left_max(*args) -> sympy.Expr:
 def smin(*args) -> sympy.Expr:
     """`sympy.Min(*args)`, computed once per distinct argument tuple."""
     return _memo(sympy.Min, args)
+
+
+def unsettled(kind, args) -> sympy.Expr:
+    """`kind(*args)` (sympy.Max or sympy.Min) with no argument compared: for an analysis only a few
+    of whose values are ever read (a solve's general form), `settle` compares those.
+
+    >>> B = sympy.Symbol("B", positive=True)
+    >>> unsettled(sympy.Max, (2 * B, B)).args, settle(unsettled(sympy.Max, (2 * B, B)), {})
+    ((B, 2*B), 2*B)
+    """
+    return kind(*args, evaluate=False)
+
+
+def settle(expr: sympy.Basic, bindings: dict) -> sympy.Basic:
+    """`expr.xreplace(bindings)` with every Max and Min in it made again through `smax`/`smin`,
+    innermost first: the value building it with `smax`/`smin` in the first place would have given
+    (each node is rebuilt from its settled arguments, so sums and products take their canonical
+    form again), computing only the comparisons of the values read.
+
+    >>> B, q = sympy.symbols("B q", positive=True)
+    >>> lazy = 1 + unsettled(sympy.Max, (B / q, 2 * B / q))
+    >>> settle(lazy, {B: 4}) == 1 + smax(4 / q, 8 / q) == 1 + 8 / q
+    True
+    """
+    done: dict = {}
+
+    def walk(e):
+        found = done.get(e)
+        if found is not None:
+            return found
+        if e in bindings:
+            out = bindings[e]
+        elif not e.args:
+            out = e
+        elif not e.has(sympy.Max, sympy.Min):
+            out = e.xreplace(bindings)
+        else:
+            args = tuple(walk(a) if isinstance(a, sympy.Basic) else a for a in e.args)
+            kind = type(e)
+            if kind in _TABLES:
+                out = _memo(kind, args)
+            else:
+                out = e if all(n is o for n, o in zip(args, e.args)) else e.func(*args)
+        done[e] = out
+        return out
+
+    return walk(expr)
 
 
 _SUMS: dict = {}

@@ -171,6 +171,8 @@ def _sorted(roots) -> list:
 
 
 def _rational(e) -> sympy.Rational:
+    if e.is_Rational:   # itself: nsimplify would look for a simple fraction near its decimal (pslq)
+        return e
     return sympy.nsimplify(sympy.re(_num(e)), rational=True)
 
 

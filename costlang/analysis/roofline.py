@@ -21,7 +21,7 @@ from costlang.ir.program import Efficiency
 from costlang.analysis.comms import KernelComms, kernel_comms, once_per_step, pipeline_stretch, program_bounds, stage_ends
 from costlang.passes.costs import KernelCost, grouped_sum
 from costlang.analysis.footprint import Footprint, footprint
-from costlang.analysis.memo import bound_value, left_max, remembered, smax, smin, ssum
+from costlang.analysis.memo import bound_value, left_max, remembered, smax, smin, ssum, unsettled
 from costlang.analysis.shared import bindings_key, decide_bound, structure
 from costlang.analysis.measured import measured
 from costlang.analysis.levels import binding_level, check_kernel_factors, factor, level_times
@@ -212,7 +212,9 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     figures no kernel (no results, no sums): for an analysis of which only the memory is read
     (a footprint solve's general form); `memory=False` works out no footprint (None): for one of
     which only times and counts are read. A figures-only analysis (`levels`) checks no kernel's
-    time for division by zero: the numeric analysis it follows has."""
+    time for division by zero: the numeric analysis it follows has; and it compares no max() or
+    min() it builds (`memo.settle` compares those its reader reads: a solve's general form reads
+    two sides of the many kernels' figures)."""
     hw = select_hardware(program, hardware)
     mode = fusion or program.fusion or "elementwise"
     G, kernels, costs = structure(program, hw, mode)  # shared by scenarios that keep the graph
@@ -223,7 +225,7 @@ def analyze_roofline(program: Program, fusion: Optional[str] = None, hardware: O
     results = tuple(_kernel_result(program, hw, k, cost, bindings, bkey, floors, levels, decide)
                     for k, cost in zip(kernels, costs)) if figures else ()
     totals = _totals(results, hw, bindings, program.main_span, pipeline_stretch(program), once_per_step(program),
-                     decided=levels is None and decide and figures,
+                     decided=levels is None and decide and figures, lazy=levels is not None,
                      # the hardware-symbolic program of a solve's general form keeps the simpler bounds
                      ends=stage_ends(program, results) if levels is None and stages else None)
     analysis = Analysis(program, hw, mode, results, dataclasses.replace(totals, bound=within(totals.bound, floors)),
@@ -257,7 +259,7 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
                    bkey=None, floors: Optional[dict] = None, chosen: Optional[dict] = None,
                    decide: bool = True) -> KernelResult:
     peak, t_compute, ce, levels, main, intensity, critical, attainable, fraction = \
-        _kernel_figures(program, hw, k, cost)
+        _kernel_figures(program, hw, k, cost, chosen is not None)
     binding = binding_level(levels, main.level, bindings) if chosen is None else \
         next((lt for lt in levels if lt.level == chosen.get(k.name)), main)
     t_memory = binding.t_memory
@@ -277,7 +279,7 @@ def _kernel_result(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, 
     bound = with_level(within(bound, floors or {}), level)
     return KernelResult(
         k.name, k.ops, tuple(program.nodes[n].op.name for n in k.ops), cost, peak, hw.bandwidth, hw.launch,
-        intensity, critical, t_compute, t_memory, _launch_plus(hw.launch, times),
+        intensity, critical, t_compute, t_memory, _launch_plus(hw.launch, times, chosen is not None),
         attainable, fraction, bound,
         levels, level, ce, program.count(repeat), repeat, t_comms, comms)
 
@@ -286,12 +288,15 @@ _FIGURES: dict = {}
 _T_KERNEL: dict = {}
 
 
-def _launch_plus(launch, times: tuple):
-    """T_kernel = launch + max(times), once per distinct times (a model's kernels repeat a few)."""
+def _launch_plus(launch, times: tuple, lazy: bool = False):
+    """T_kernel = launch + max(times), once per distinct times (a model's kernels repeat a few);
+    `lazy`: the max() left uncompared (`memo.settle` compares it where it is read)."""
+    if lazy:
+        return launch + unsettled(sympy.Max, times)
     return remembered(_T_KERNEL, (launch, times), lambda: launch + smax(*times))
 
 
-def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
+def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, lazy: bool = False) -> tuple:
     """What a kernel's figures are before any value is substituted. They depend only on the
     hardware, the kernel's cost (FLOPs, bytes per level, math dtype) and, per op, its kind, math
     dtype, FLOPs and stated efficiencies: so the kernels of repeated layers, equal in all of
@@ -302,17 +307,17 @@ def _kernel_figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost)
     key = (id(hw), cost.flops, cost.bytes, cost.level_bytes, cost.math_dtype,
            tuple((n.op.kind, n.math_dtype.name, n.flops) for n in nodes), stated, k.ops if stated else ())
     # the hardware is kept beside its figures, so its id stays its own while the entry exists
-    return remembered(_FIGURES, key, lambda: (hw, _figures(program, hw, k, cost)))[1]
+    return remembered(_FIGURES, (key, lazy), lambda: (hw, _figures(program, hw, k, cost, lazy)))[1]
 
 
-def _figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost) -> tuple:
+def _figures(program: Program, hw: Hardware, k: Kernel, cost: KernelCost, lazy: bool = False) -> tuple:
     check_kernel_factors(program, hw, k.ops)
     peak, t_compute, ce = _compute(program, hw, k, cost)
     levels = level_times(program, hw, k.ops, cost)
     main = next(lt for lt in levels if lt.level == hw.main_memory.name)
     bw, achieved_peak = main.achievable, peak * (ce.value if ce else 1)
     intensity = _ratio(cost.flops, cost.bytes)
-    attainable = smin(achieved_peak, bw * intensity)
+    attainable = unsettled(sympy.Min, (achieved_peak, bw * intensity)) if lazy else smin(achieved_peak, bw * intensity)
     return peak, t_compute, ce, levels, main, intensity, achieved_peak / bw, attainable, attainable / peak
 
 
@@ -370,8 +375,9 @@ def _ratio(a, b):
 
 
 def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1), once=frozenset(),
-            decided: bool = True, ends: Optional[tuple] = None) -> Totals:
-    """Sums over the kernels, each counted as often as it runs (a repeated body's `count`)."""
+            decided: bool = True, ends: Optional[tuple] = None, lazy: bool = False) -> Totals:
+    """Sums over the kernels, each counted as often as it runs (a repeated body's `count`);
+    `lazy`: each kernel's busy time a max() left uncompared, as its T_kernel is."""
     add = lambda attr: ssum((k.count, getattr(k, attr)) for k in kernels)  # noqa: E731
     flops, read, written = add("flops"), add("bytes_read"), add("bytes_written")
     tc, tm, tk = add("t_compute"), add("t_memory"), add("t_kernel")
@@ -380,7 +386,8 @@ def _totals(kernels, hw: Hardware, bindings, span=None, stretch=sympy.Integer(1)
     t_launch = launches * hw.launch
     istar = _program_istar(flops, tc, hw, kernels)
     # a kernel's busy time is the max of its times; without comms, the T_kernel's max (`_launch_plus`)
-    busy = ssum((k.count, smax(k.t_compute, k.t_memory, k.t_comms) if k.comms else smax(k.t_compute, k.t_memory))
+    most = (lambda *times: unsettled(sympy.Max, times)) if lazy else smax
+    busy = ssum((k.count, most(k.t_compute, k.t_memory, k.t_comms) if k.comms else most(k.t_compute, k.t_memory))
                 for k in kernels)
     tcomms = add("t_comms")
     verdict = _totals_verdict(tc, tm, tcomms, t_launch if kernels else sympy.Integer(0), busy, bindings, span) \

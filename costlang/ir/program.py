@@ -380,7 +380,7 @@ def in_stdlib(span: Optional[Span]) -> bool:
     """Whether a span lies in one of the stdlib's files (a block the user called, not wrote)."""
     from costlang import _resources
     try:
-        return span is not None and _resources.in_stdlib(Path(span.file))
+        return span is not None and _resources.in_stdlib(span.file)   # remembered per file name
     except (OSError, ValueError):
         return False
 

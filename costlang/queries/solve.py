@@ -41,6 +41,7 @@ from costlang.queries.solve_terms import Case, Side, StepKind, Taken, Undecided,
 from costlang.queries.extrema import Branch, branch_conditions, branch_roots, branches, holds_at, sign_near, ties_at
 from costlang.queries.numeric_roots import Scan, is_solvable, scan
 from costlang.analysis.roofline import analyze_roofline
+from costlang.analysis.memo import settle
 from costlang.queries.evaluate import analyze_with_queries, evaluate_in
 from costlang.queries.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
@@ -482,7 +483,7 @@ def _general(analysis, st: _Setup, x, found, general_sides):
     legend, an = st.general[0]
     dep = {k: v for k, v in an.bindings.items() if st.symbol in v.free_symbols}
     once = _then(dep, st.symbol, x)
-    sides = [e.xreplace(once) for e in general_sides(an)]
+    sides = [settle(e, once) for e in general_sides(an)]   # its max() and min() compared only here
     values = {item.symbol: item.value for item in legend}
     exact = [r for r, _ in found if not isinstance(r, sympy.Float)]   # a root found numerically has none
     candidates = branch_roots(sides[0] - sides[1], x,
@@ -539,11 +540,17 @@ def _symbolic_regimes(f, x, roots, sides) -> tuple[Regime, ...]:
 
 def _between(lo, hi) -> sympy.Expr:
     """An exact rational point strictly inside (lo, hi); None is 0 below and ∞ above."""
-    lo_f = sympy.Rational(0) if lo is None else sympy.nsimplify(sympy.N(lo, 30), rational=True)
+    lo_f = sympy.Rational(0) if lo is None else _near(lo)
     if hi is None:
         return 2 * lo_f + 1
-    hi_f = sympy.nsimplify(sympy.N(hi, 30), rational=True)
+    hi_f = _near(hi)
     return (lo_f + hi_f) / 2
+
+
+def _near(e) -> sympy.Rational:
+    """e itself when it is a rational number, else a rational number near it (nsimplify of its
+    30-digit value, which looks for a simple fraction: slow, so not for a rational)."""
+    return e if e.is_Rational else sympy.nsimplify(sympy.N(e, 30), rational=True)
 
 
 def _whole(st: _Setup, values, regimes, sides, program=None, scanned=None) -> tuple[WholeAnswer, ...]:
