@@ -203,9 +203,25 @@ def _undominated(args: tuple, largest: bool) -> tuple:
     numbers = [a for a in args if a.is_Rational]
     if len(numbers) == len(args):  # all exact numbers: sympy compares them directly
         return args
+    order = _likeliest_first(args, largest)
     keep = [a for a in args
-            if not any(b is not a and (dominates(b, a) if largest else dominates(a, b)) for b in args)]
+            if not any(b is not a and (dominates(b, a) if largest else dominates(a, b)) for b in order)]
     return tuple(keep) if keep else args
+
+
+def _likeliest_first(args: tuple, largest: bool) -> tuple:
+    """The arguments in the order to try them as another's dominator: by their value at a point
+    of the domain (`dominates` evaluates them there anyway), largest first for Max, smallest for
+    Min, so that an argument another dominates finds it at once (the footprint's peak over a
+    model's schedule: 43 arguments, 4 kept). Only the order of the tries; the same ones are kept."""
+    if any(p.exp.free_symbols for a in args for p in a.atoms(sympy.Pow)):
+        return args   # a symbol in an exponent: its value at the point may be a huge exact number
+    try:
+        values = [float(_at_point(a, 1000)) for a in args]
+    except (TypeError, ValueError, OverflowError):   # a symbol left (not a number) or too large
+        return args
+    ranked = sorted(range(len(args)), key=values.__getitem__, reverse=largest)
+    return tuple(args[i] for i in ranked)
 
 
 def smax(*args) -> sympy.Expr:

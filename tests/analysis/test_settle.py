@@ -59,3 +59,17 @@ def test_general_form_reading_a_kernel_time(tmp_path):
     assert s.values == (sympy.Integer(500_000_000),)
     legend = {item.symbol.name: item.symbol for item in s.legend}
     assert s.general == (legend["BW"] / (2000 * legend["b"]),)
+
+
+def test_dominated_arguments_found_in_any_order():
+    # positive B, S: 3B − B = 2B > 0 and 3B − 2B = B > 0 drop B and 2B from a max; B + S − S = B > 0
+    # drops S; 3B against B + S: 3B − B − S = 2B − S changes sign (B = 1, S = 10 against B = 10,
+    # S = 1), so both stay. For a min, each argument above another goes: B and S stay.
+    from costlang.analysis.memo import _undominated
+    Bs, Ss = sympy.symbols("Bs Ss", positive=True)
+    args = (Bs, 2 * Bs, 3 * Bs, Bs + Ss, Ss)
+    for shuffled in (args, args[::-1], (Ss, Bs + Ss, Bs, 3 * Bs, 2 * Bs)):
+        assert set(_undominated(shuffled, True)) == {3 * Bs, Bs + Ss}
+        assert set(_undominated(shuffled, False)) == {Bs, Ss}
+    # the kept ones keep their order in the call
+    assert _undominated(args, True) == (3 * Bs, Bs + Ss)
