@@ -103,7 +103,7 @@ def _incomparable(args: tuple) -> bool:
     symbols = set().union(*(a.free_symbols for a in args))
     if not symbols or any(s.assumptions0 not in _PLAIN for s in symbols):
         return False
-    if any(p.exp.free_symbols for a in args for p in a.atoms(sympy.Pow)):
+    if _symbolic_exponent(args):
         return False  # (3/4)^B at B = 2^40 is an exact rational of 10^12 bits: never tried
     ordered = sorted(symbols, key=str)
     pairs = {(i, j): set() for i in range(len(args)) for j in range(i + 1, len(args))}  # signs seen
@@ -121,6 +121,12 @@ def _incomparable(args: tuple) -> bool:
     return False
 
 
+def _symbolic_exponent(args) -> bool:
+    """Whether a symbol appears in an exponent of any of the expressions: their values at the
+    points of the domain could then be exact numbers too large to compute."""
+    return any(p.exp.free_symbols for a in args for p in a.atoms(sympy.Pow))
+
+
 def positive_somewhere(e: sympy.Expr) -> bool:
     """Whether `e` is evidently positive at one point of the domain (the points of `_incomparable`):
     then no simplification can show it ≤ 0 everywhere. False means "not shown", not "no".
@@ -131,7 +137,7 @@ def positive_somewhere(e: sympy.Expr) -> bool:
     """
     symbols = e.free_symbols
     if not symbols or any(s.assumptions0 not in _PLAIN for s in symbols) or \
-            any(p.exp.free_symbols for p in e.atoms(sympy.Pow)):
+            _symbolic_exponent((e,)):
         return False
     ordered = sorted(symbols, key=str)
     for exponents in _points(len(ordered)):
@@ -214,8 +220,8 @@ def _likeliest_first(args: tuple, largest: bool) -> tuple:
     of the domain (`dominates` evaluates them there anyway), largest first for Max, smallest for
     Min, so that an argument another dominates finds it at once (the footprint's peak over a
     model's schedule: 43 arguments, 4 kept). Only the order of the tries; the same ones are kept."""
-    if any(p.exp.free_symbols for a in args for p in a.atoms(sympy.Pow)):
-        return args   # a symbol in an exponent: its value at the point may be a huge exact number
+    if _symbolic_exponent(args):
+        return args   # its value at the point may be a huge exact number
     try:
         values = [float(_at_point(a, 1000)) for a in args]
     except (TypeError, ValueError, OverflowError):   # a symbol left (not a number) or too large
