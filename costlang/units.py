@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sympy
+if TYPE_CHECKING:
+    import sympy
 
 __all__ = ["Unit", "DIMENSIONLESS", "FLOP", "BYTE", "SECOND", "FLOP_PER_S", "BYTE_PER_S",
            "INTENSITY", "parse_unit", "is_unit"]
@@ -96,6 +98,7 @@ def parse_unit(text: str) -> tuple[sympy.Rational, Unit]:
     >>> parse_unit("us")[0]
     1/1000000
     """
+    import sympy  # here only: a unit and its words need no sympy (printers.floats)
     if text in _TIME:
         return sympy.Rational(10) ** _TIME[text], SECOND
     per_second = text.endswith("/s")

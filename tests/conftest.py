@@ -1,8 +1,17 @@
 """Shared test helpers: paths of the example and stdlib files, and a loader by relative path."""
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The command line keeps compiled sweeps in a cache folder (costlang.cli.cache): the suite's go to a
+# folder of its own, made fresh for each run (and each worker) and removed after it, never the user's.
+_CACHE = tempfile.mkdtemp(prefix="costlang-test-cache-")
+os.environ["COSTLANG_CACHE"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -8,36 +8,16 @@ bound), `Condition` (a bound and the structured relations under which it holds),
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, replace
 from typing import Optional
 
 import sympy
 
+from costlang.analysis.bound_kind import (BALANCED, COMMS, COMPUTE, DEPENDS, LAUNCH, MEMORY, UNDECIDED, Bound,
+                                          Word)
+
 __all__ = ["Word", "Bound", "Interval", "Regime", "Condition", "Verdict", "Times", "bound_at", "with_level",
            "MEMORY", "COMPUTE", "LAUNCH", "COMMS", "BALANCED", "DEPENDS", "UNDECIDED"]
-
-
-class Word(str, enum.Enum):
-    """An enum of stable identifiers (used in JSON), each printed as its value; printers word it."""
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Bound(Word):
-    """What bounds a kernel's time (the value is a stable identifier, used in JSON)."""
-    MEMORY = "memory-bound"
-    COMPUTE = "compute-bound"
-    LAUNCH = "launch-bound"
-    COMMS = "comms-bound"
-    BALANCED = "balanced"
-    DEPENDS = "depends"        # regimes or conditions say which, for which values
-    UNDECIDED = "undecided"    # sympy could not decide (the relations say what was compared)
-
-
-MEMORY, COMPUTE, LAUNCH, COMMS, BALANCED, DEPENDS, UNDECIDED = (
-    Bound.MEMORY, Bound.COMPUTE, Bound.LAUNCH, Bound.COMMS, Bound.BALANCED, Bound.DEPENDS, Bound.UNDECIDED)
 
 
 @dataclass(frozen=True)

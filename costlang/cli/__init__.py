@@ -79,10 +79,16 @@ def _collect_less() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "sweep":   # asked before: read back from its compiled plan, without sympy
+        from costlang.cli.whatif import cached_sweep
+        out = cached_sweep(args)
+        if out is not None:
+            sys.stdout.write(terminal_safe(out))
+            return EXIT_OK
     from costlang.frontend.loader import reading_log
     try:
         from costlang.frontend.parser import parser
-        from costlang.printers.numbers import number_style
+        from costlang.printers.floats import number_style
         parser()  # loading the parser's tables (about 0.6 s in a fresh process) is outside every limit
         with reading_log(), limit(getattr(args, "time_budget", DEFAULT_SECONDS)), \
                 wall_clock_limit(getattr(args, "wall_limit", None), args.command, _file_span(args)), \

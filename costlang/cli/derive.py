@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 from fractions import Fraction
 from pathlib import Path
-
-import sympy
+from typing import TYPE_CHECKING
 
 from costlang.cli.common import ArgumentError, add_number_options, add_set_option, argument_span, check_output, emit, write_output
-from costlang.ir.program import FUSION_MODES
+from costlang.ir.names import FUSION_MODES
 from costlang.printers.words.phrases import LANGUAGES
+
+if TYPE_CHECKING:
+    import sympy
 
 __all__ = ["add_parsers", "derive_command", "plot_command", "render_derivation"]
 
@@ -199,6 +201,7 @@ def _sweep_plot(plot, program, args, axis):
 
 def _exact(x: float) -> sympy.Rational:
     """A float bound of a range as the exact number it was typed as (64.0 → 64, 0.1 → 1/10)."""
+    import sympy
     f = Fraction(repr(float(x)))  # float(): a numpy float's repr is `np.float64(2.0)`
     return sympy.Rational(f.numerator, f.denominator)
 

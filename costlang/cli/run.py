@@ -6,7 +6,7 @@ Input: argparse arguments. Output: the text to print; errors are `CostlangError`
 from __future__ import annotations
 
 from costlang.cli.common import add_number_options, add_set_option, apply_cli_settings
-from costlang.ir.program import FUSION_MODES
+from costlang.ir.names import FUSION_MODES
 
 __all__ = ["add_parsers"]
 

@@ -35,6 +35,9 @@ def add_parsers(sub) -> list:
     out = sw.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV")
     out.add_argument("--json", action="store_true", help="print JSON")
+    sw.add_argument("--no-cache", action="store_true",
+                    help="neither read nor keep this sweep's compiled plan (by default a sweep asked "
+                         "again, over any range, is read back from it without re-analysing the file)")
     for p, handler in ((cmp, _compare), (sw, _sweep)):
         add_set_option(p)
         p.add_argument("--hardware", help="analyse on another hardware preset")
@@ -94,30 +97,113 @@ def _file_comparisons(base) -> tuple:
     return (scenarios if scenarios is not None else _cli_comparison(base, []),)
 
 
+#: what a sweep shows when no --show names anything
+DEFAULT_SHOWS = ["t_kernel()", "intensity()"]
+
+
 def _sweep(args) -> str:
-    from costlang.queries.sweep import parse_axis, sweep
-    from costlang.printers.data.csv import sweep_csv
-    from costlang.printers.data.whatif import sweep_dict
-    from costlang.printers.text.whatif import sweep_table
+    from costlang.queries.sweep import compiled_plan, parse_axis, sweep
+    from costlang.printers.data.whatif import crossing_dict
+    from costlang.printers.numbers import no_empty_equals
+    from costlang.printers.words.comparisons import crossing_text
     base = _analysis(args, answers=False)   # a sweep evaluates queries, never the file's solves
-    # `--over B` alone: the range `plot` draws by default, 1..10000 on a log scale
-    texts = [t if "=" in t or not t.strip().isidentifier() else f"{t.strip()}=1..10000:log:21" for t in args.over]
+    texts = _axis_texts(args.over)
     axes = [parse_axis(base.program, text) for text in texts]
     _check_grid(axes, args.over)
-    result = sweep(base, axes, args.show or ["t_kernel()", "intensity()"])
+    shows = args.show or DEFAULT_SHOWS
+    result = sweep(base, axes, shows)
+    lines = [no_empty_equals(crossing_text(c)) for c in result.crossings]
+    numbers = [crossing_dict(c) for c in result.crossings]
+    if not args.no_cache:   # kept for the next sweep of this file over these symbols (`cached_sweep`)
+        from costlang.cli import cache
+        from costlang.frontend.loader import files_read
+        names = tuple(a.name for a in axes)
+        data = {"plan": compiled_plan(base, names, tuple(shows)).to_data(),
+                "kinds": {n: base.program.symbols[n].kind for n in names},
+                "crossings": {"text": lines, "json": numbers}}
+        cache.store("sweep", _sweep_key(args, names, shows), data, files_read())
+    return _sweep_output(args, result, lines, numbers)
+
+
+def cached_sweep(args):
+    """The sweep answered from the compiled plan an earlier sweep of the file over the same symbols
+    kept (`cli.cache`), without sympy, the parser or networkx; None when none is kept, a file it
+    was computed from changed, or anything about this sweep is not plain (a bound written as an
+    expression, a size that is not whole somewhere): then `_sweep` answers, and reports."""
+    if args.no_cache:
+        return None
+    from costlang.cli import cache
+    from costlang.printers.floats import number_style
+    from costlang.queries.tabulate import CompiledPlan, axis_from_text, grid
+    texts = _axis_texts(args.over)
+    shows = args.show or DEFAULT_SHOWS
+    data = cache.load("sweep", _sweep_key(args, tuple(t.partition("=")[0].strip() for t in texts), shows))
+    if data is None:
+        return None
+    try:  # any surprise in what was read back is a miss: the analysis then answers (or reports)
+        plan = CompiledPlan.from_data(data["plan"])
+        kinds = {str(n): k for n, k in data["kinds"].items() if k in ("dim", "param")}
+        axes = [axis_from_text(t, "lin", kinds, _plain_number) for t in texts]
+        _check_grid(axes, args.over)
+        flat = grid(axes)
+        if tuple(a.name for a in axes) != plan.symbols or plan.first_bad_size(flat) is not None:
+            return None
+        lines, numbers = data["crossings"]["text"], data["crossings"]["json"]
+        if not (isinstance(lines, list) and all(isinstance(t, str) for t in lines) and isinstance(numbers, list)):
+            return None
+        with number_style(binary=args.units == "binary", exact=args.exact):
+            return _sweep_output(args, plan.tabulate(axes, flat), lines, numbers)
+    except Exception:   # noqa: BLE001 (never an error of its own: the full path decides what to report)
+        return None
+
+
+def _sweep_output(args, result, lines: list, numbers: list) -> str:
+    """The sweep as CSV, JSON or a table, its crossings given in words (`lines`) and numbers."""
+    from costlang.printers.data.sweep import csv_text, json_data
+    from costlang.printers.text.sweep import table_text
     if args.csv:
-        return sweep_csv(result)
+        return csv_text(result)
     if args.json:
-        from costlang.printers.data.json import dumps
-        return dumps(sweep_dict(result))
-    return sweep_table(result)
+        from costlang.printers.data.strict import dumps
+        return dumps(json_data(result, numbers))
+    return table_text(result, lines)
+
+
+def _axis_texts(over: list) -> list:
+    """`--over B` alone: the range `plot` draws by default, 1..10000 on a log scale."""
+    return [t if "=" in t or not t.strip().isidentifier() else f"{t.strip()}=1..10000:log:21" for t in over]
+
+
+def _sweep_key(args, names: tuple, shows: list) -> list:
+    """What a sweep's compiled plan depends on besides the files it read: the file, the swept
+    symbols, the shown quantities, the settings, the hardware and the number style."""
+    import os
+    return [os.path.realpath(args.file), list(names), list(shows), list(args.set), args.hardware, args.units,
+            args.exact]
+
+
+#: a bound the compiled path reads itself: digits, a fraction part, an exponent (every other
+#: form, `2^10` or `1_000`, goes through the costlang parser)
+_PLAIN = r"[0-9]{1,30}(?:\.[0-9]{1,30})?(?:[eE][+-]?[0-9]{1,3})?"
+
+
+def _plain_number(name: str, text: str) -> float:
+    """A plain decimal bound as the float of its exact value (what the parser's literal gives)."""
+    import re
+    from fractions import Fraction
+    if re.fullmatch(_PLAIN, text) is None:
+        raise ValueError(f"not a plain number: {text!r}")
+    x = float(Fraction(text))
+    if not x <= 1e300:
+        raise ValueError(f"too large: {text!r}")
+    return x
 
 
 def _check_grid(axes, texts) -> None:
     """The grid of two axes has as many points as their product: it is capped, not only each axis."""
     import math
 
-    from costlang.queries.sweep import MAX_GRID, SweepError, arg_span
+    from costlang.queries.tabulate import MAX_GRID, SweepError, arg_span
     for i, a in enumerate(axes):
         if any(b.name == a.name for b in axes[:i]):   # the table would show it twice, with the last one winning
             raise SweepError(f"{a.name} is swept twice", arg_span("--over", texts[i]),

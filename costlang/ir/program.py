@@ -20,15 +20,10 @@ from costlang.errors import Source, Span
 from costlang.units import Unit
 from costlang.ir.statements import Block, Compare, Let, Query, Scenario, Solve
 from costlang.ir.system import Comms, ParallelSpec, ShardSpec, System
+from costlang.ir.names import FUSION_MODES, RESIDENT_ROLES, ROLES
 
 __all__ = ["Overrides", "Origin", "Value", "SymbolDef", "Dtype", "OpSpec", "Tensor", "OpNode", "Memory", "Efficiency", "Hardware",
            "Measurement", "Program", "Training", "Instance", "Repeat", "FUSION_MODES", "ROLES", "RESIDENT_ROLES"]
-
-FUSION_MODES = ("none", "elementwise", "epilogue", "flash")
-ROLES = ("input", "weight", "cache", "gradient", "state", "intermediate", "output")
-#: roles whose tensors stay in memory for the whole program (counted × their repeat count)
-RESIDENT_ROLES = ("weight", "cache", "gradient", "state")  # gradient: a training step's gradient buffer;
-#: state: an optimizer's states and master weights (stdlib/train.cost)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,8 @@ values print through `expr_text`: sympy's `StrPrinter` subclassed for readers (`
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -19,15 +16,14 @@ import sympy
 from sympy.printing.precedence import precedence
 from sympy.printing.str import StrPrinter
 
-from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND, Unit
+from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, SECOND, Unit
+from costlang.printers.floats import (PREFIXED as _PREFIXED, SI as _SI, TIME as _TIME, NumberStyle, _STYLE,
+                                      binary as _binary, current_style, number_style, prefixed as _prefixed, sig)
 
 __all__ = ["human", "exact_or_approx", "plain", "percent", "is_bound", "sig", "beyond_floats", "scientific",
            "json_number", "expr_text", "tidy", "ReaderPrinter", "no_empty_equals", "number_style", "NumberStyle",
            "current_style", "units_convention"]
 
-_SI = [(12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
-_TIME = [(0, "s"), (-3, "ms"), (-6, "µs"), (-9, "ns"), (-12, "ps")]
-_PREFIXED = {FLOP: "FLOP", BYTE: "B", FLOP_PER_S: "FLOP/s", BYTE_PER_S: "B/s"}
 
 
 _STAR = "\x01"   # a `*` inside a name (`B*`), kept apart from the `*` of a product until the end
@@ -263,29 +259,6 @@ def is_bound(e) -> bool:
     return isinstance(e, (int, float)) or (isinstance(e, sympy.Basic) and e.is_number)
 
 
-def sig(x: float, digits: int = 4) -> str:
-    """`x` to `digits` significant digits, without exponent noise for everyday magnitudes.
-
-    >>> sig(14.285714), sig(0.1666666), sig(1365.3333), sig(2e-05), sig(120000.0), sig(14450.0)
-    ('14.29', '0.1667', '1365', '2e-05', '120000', '14450')
-    """
-    if x == 0:
-        return "0"
-    text = f"{x:.{digits}g}"
-    if "e" in text:
-        mant, exp = text.split("e")
-        exp_i = int(exp)
-        if -4 <= exp_i < 15:
-            return _trim(f"{x:.{max(0, digits - 1 - exp_i)}f}") if exp_i >= 0 else text
-        return f"{mant}e{'+' if exp_i > 0 else '-'}{abs(exp_i):02d}"
-    return text
-
-
-def _trim(text: str) -> str:
-    """Drop trailing zeros of a fraction part (never of an integer)."""
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
 def _float(e) -> float:
     if isinstance(e, sympy.Rational):  # int / int is correctly rounded, and much faster than N()
         try:
@@ -337,37 +310,6 @@ def json_number(e):
     if e.is_number and e.is_real:
         return float(sympy.N(e, 17))
     return str(e)
-
-
-@dataclass(frozen=True)
-class NumberStyle:
-    """How values print: `binary` bytes in KiB/MiB/GiB/TiB (and B/s as GiB/s); `exact` integers in
-    full (`137438953472 FLOP`, not `137.4 GFLOP`) and fractions exactly beside their decimal."""
-    binary: bool = False
-    exact: bool = False
-
-
-_STYLE: contextvars.ContextVar = contextvars.ContextVar("costlang_number_style", default=NumberStyle())
-_BINARY = [(40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"), (0, "")]
-
-
-def current_style() -> NumberStyle:
-    return _STYLE.get()
-
-
-@contextlib.contextmanager
-def number_style(binary: bool = False, exact: bool = False):
-    """Print values in this style inside the block (`costlang run --units binary --exact`).
-
-    >>> with number_style(binary=True):
-    ...     human(sympy.Integer(80 * 10 ** 9), BYTE)
-    '74.51 GiB'
-    """
-    token = _STYLE.set(NumberStyle(binary, exact))
-    try:
-        yield
-    finally:
-        _STYLE.reset(token)
 
 
 def units_convention() -> str:
@@ -459,24 +401,6 @@ def _exact_with_unit(e, unit: Unit) -> str:
     with number_style(binary=_STYLE.get().binary):
         rounded = human(e, unit)
     return f"{e.p}/{e.q} {name} ≈ {rounded}"
-
-
-def _binary(x: float, base: str) -> str:
-    """Bytes (or B/s) with a binary prefix: 2^30 B = 1 GiB."""
-    for power, prefix in _BINARY:
-        if abs(x) >= 2.0 ** power * (1 - 1e-12):
-            return f"{sig(x / 2.0 ** power)} {prefix}{base}"
-    return f"{sig(x)} {base}"
-
-
-def _prefixed(x: float, table, base: str) -> str:
-    if x == 0:
-        return f"0 {table[-1][1] if base == '' else base}".replace("0 ps", "0 s")
-    for power, prefix in table:
-        if abs(x) >= 10.0 ** power * (1 - 1e-12):
-            return f"{sig(x / 10.0 ** power)} {prefix}{base}"
-    power, prefix = table[-1]
-    return f"{sig(x / 10.0 ** power)} {prefix}{base}"
 
 
 @_remembered

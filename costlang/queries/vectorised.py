@@ -1,8 +1,8 @@
 """Vectorised evaluation: an exact expression compiled once into a straight line of numpy operations.
 
-Input: a sympy expression and the symbols it may contain, in order. Output: an `Evaluator`, a
-callable that takes one float array per symbol (all of one shape) and returns the expression's
-values as a float array of that shape (floats only here: sweeps and plots tabulate with it).
+Input: a sympy expression and the symbols it may contain, in order. Output: a `StraightLine`
+(queries.tabulate), a callable that takes one float array per symbol (all of one shape) and
+returns the expression's values as a float array of that shape (floats only here: sweeps and plots tabulate with it).
 
 This is what sympy's `lambdify` does, without generating and exec-ing Python source (which
 costlang's safety rules forbid): each node of the tree becomes one numpy operation, shared
@@ -15,64 +15,51 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from costlang.errors import CostlangError
+from costlang.queries.tabulate import StraightLine, SweepError
 
-__all__ = ["Evaluator", "evaluator", "SweepError"]
-
-
-class SweepError(CostlangError):
-    """A sweep (or plot) that cannot be tabulated; `analysis.sweep` raises it for bad axes too."""
-    kind = "sweep"
+__all__ = ["evaluator", "SweepError"]
 
 
-# sympy function → its element-wise numpy counterpart
-_BINARY = ((sympy.Add, np.add), (sympy.Mul, np.multiply), (sympy.Max, np.maximum), (sympy.Min, np.minimum))
-_UNARY = ((sympy.floor, np.floor), (sympy.ceiling, np.ceil), (sympy.log, np.log), (sympy.exp, np.exp),
-          (sympy.Abs, np.abs))
+# sympy function → the name of its element-wise numpy counterpart (`tabulate.OPERATIONS`)
+_BINARY = ((sympy.Add, "add"), (sympy.Mul, "multiply"), (sympy.Max, "maximum"), (sympy.Min, "minimum"))
+_UNARY = ((sympy.floor, "floor"), (sympy.ceiling, "ceil"), (sympy.log, "log"), (sympy.exp, "exp"),
+          (sympy.Abs, "abs"))
 
 
-class Evaluator:
-    """Slots: the symbols' arrays, then the numbers, then one per step's result."""
-    __slots__ = ("_numbers", "_steps", "_result")
+def _compile(symbols: tuple, e: sympy.Expr) -> StraightLine:
+    """e compiled over `symbols`. Slots: the symbols' arrays, then the numbers, then one per step's result."""
+    order = _postorder(e, set(symbols))
+    slots = {s: i for i, s in enumerate(symbols)}
+    leaves = [n for n in order if n not in slots and _is_leaf(n)]
+    numbers = [_number(n) for n in leaves]
+    for n in leaves:
+        slots[n] = len(slots)
+    steps: list = []
+    base = len(slots)
+    for n in order:
+        if n not in slots:
+            slots[n] = _step(steps, n, [slots[a] for a in n.args], base)
+    return StraightLine(len(symbols), tuple(numbers), tuple(steps), slots[e])
 
-    def __init__(self, symbols: tuple, e: sympy.Expr):
-        order = _postorder(e, set(symbols))
-        slots = {s: i for i, s in enumerate(symbols)}
-        leaves = [n for n in order if n not in slots and _is_leaf(n)]
-        self._numbers = [_number(n) for n in leaves]
-        for n in leaves:
-            slots[n] = len(slots)
-        self._steps: list = []
-        base = len(slots)
-        for n in order:
-            if n not in slots:
-                slots[n] = self._step(n, [slots[a] for a in n.args], base)
-        self._result = slots[e]
 
-    def _step(self, e: sympy.Expr, args: list[int], base: int) -> int:
-        if e.is_Pow:
-            return self._append(np.power, args, base)
-        for cls, fn in _UNARY:
-            if isinstance(e, cls):
-                return self._append(fn, args, base)
-        for cls, fn in _BINARY:
-            if isinstance(e, cls):
-                out = args[0]
-                for a in args[1:]:
-                    out = self._append(fn, [out, a], base)
-                return out
-        raise SweepError(f"a sweep cannot tabulate {type(e).__name__}(); tabulate its arguments instead")
+def _step(steps: list, e: sympy.Expr, args: list[int], base: int) -> int:
+    if e.is_Pow:
+        return _append(steps, "power", args, base)
+    for cls, op in _UNARY:
+        if isinstance(e, cls):
+            return _append(steps, op, args, base)
+    for cls, op in _BINARY:
+        if isinstance(e, cls):
+            out = args[0]
+            for a in args[1:]:
+                out = _append(steps, op, [out, a], base)
+            return out
+    raise SweepError(f"a sweep cannot tabulate {type(e).__name__}(); tabulate its arguments instead")
 
-    def _append(self, fn, args: list[int], base: int) -> int:
-        self._steps.append((fn, tuple(args)))
-        return base + len(self._steps) - 1
 
-    def __call__(self, arrays) -> np.ndarray:
-        values = [*arrays, *self._numbers]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for fn, args in self._steps:
-                values.append(fn(*[values[a] for a in args]))
-            return np.broadcast_to(np.asarray(values[self._result], dtype=float), np.shape(arrays[0])).copy()
+def _append(steps: list, op: str, args: list[int], base: int) -> int:
+    steps.append((op, tuple(args)))
+    return base + len(steps) - 1
 
 
 def _postorder(e: sympy.Expr, symbols: set) -> list:
@@ -105,8 +92,8 @@ def _number(e: sympy.Expr) -> float:
 _EVALUATORS: dict = {}
 
 
-def evaluator(e: sympy.Expr, symbols) -> Evaluator:
-    """The compiled `Evaluator` of e over `symbols`, made once per (expression, symbols).
+def evaluator(e: sympy.Expr, symbols) -> StraightLine:
+    """The compiled `StraightLine` of e over `symbols`, made once per (expression, symbols).
 
     >>> B = sympy.Symbol("B", positive=True)
     >>> evaluator(sympy.ceiling(B / 3) + sympy.Max(B, 2), [B])([np.array([1.0, 4.0])])
@@ -117,5 +104,5 @@ def evaluator(e: sympy.Expr, symbols) -> Evaluator:
     if found is None:
         if len(_EVALUATORS) >= 4096:
             _EVALUATORS.clear()
-        found = _EVALUATORS[key] = Evaluator(tuple(symbols), e)
+        found = _EVALUATORS[key] = _compile(tuple(symbols), e)
     return found

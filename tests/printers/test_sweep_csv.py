@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from costlang.printers.data import csv as csv_printer
+from costlang.printers.data import sweep as csv_printer
 
 polars = pytest.importorskip("polars", reason="the compiled CSV writer needs polars (pip install 'costlang[fast]')")
 
@@ -33,7 +33,7 @@ def test_compiled_writer_equals_repr_writer():
     marks = [None] * n
     marks[3] = None
     sw = _Sweep([grid], [column], marks)
-    compiled = csv_printer.sweep_csv(sw)
+    compiled = csv_printer.csv_text(sw)
     lines = compiled.splitlines()
     assert lines[0] == "B,t,crossing" and len(lines) == n + 1
     # the repr writer, row by row: B, t and an empty crossing cell
@@ -47,7 +47,7 @@ def test_one_point_short_of_the_compiled_path_is_written_by_repr(monkeypatch):
     called = []
     monkeypatch.setattr(csv_printer, "_compiled_body", lambda *a: called.append(1))
     sw = _Sweep([np.arange(1, n + 1, dtype=float)], [np.full(n, 1e-05)], [None] * n)
-    out = csv_printer.sweep_csv(sw).splitlines()
+    out = csv_printer.csv_text(sw).splitlines()
     assert not called and out[1] == "1.0,1e-05,"
 
 
@@ -96,7 +96,7 @@ def test_a_large_sweep_escapes_its_words_once_and_its_numbers_never(monkeypatch)
     sw.labels = ["t\x1b]0;x\x07"]
     monkeypatch.setattr(csv_printer, "mark_text", lambda mark: "k\x1b[31m")
     sw.marks[5] = object()
-    out = csv_printer.sweep_csv(sw)
+    out = csv_printer.csv_text(sw)
     assert isinstance(out, Safe) and terminal_safe(out) is out
     lines = out.splitlines()
     assert lines[0] == "B,t\\u001b]0;x\\u0007,crossing"

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Optional
 
 import sympy
 
 from costlang.analysis.bounds import Verdict
-from costlang.printers.safe import Safe, spreadsheet_safe, terminal_safe
-from costlang.printers.words.comparisons import mark_text, settings_words
+from costlang.printers.safe import spreadsheet_safe, terminal_safe
+from costlang.printers.words.comparisons import settings_words
+from costlang.printers.data.sweep import csv_text as sweep_csv
 from costlang.printers.words.verdicts import bound_text
 
 __all__ = ["run_csv", "comparison_csv", "sweep_csv", "exploration_csv", "csv_number"]
@@ -74,83 +74,6 @@ def comparison_csv(c) -> str:
         rows.append((row.label, unit, *(_cell(x, row.unit) for x in row.values)))
     rows.append((f"speed-up vs {c.scenarios[0]}", "", *("" if s is None else csv_number(s) for s in c.speedups)))
     return _write(rows)
-
-
-def sweep_csv(sw) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([spreadsheet_safe(x) for x in (*sw.symbols, *sw.labels, "crossing")])  # labels come from the file
-    columns = (*sw.grid, *sw.columns)
-    marks = [(i, _mark_cell(m)) for i, m in enumerate(sw.marks) if m]
-    if columns and len(columns[0]) >= COMPILED_FROM:
-        body = _compiled_body(columns, [(i, terminal_safe(t)) for i, t in marks], getattr(sw, "shape", ()))
-        if body is not None:   # numbers, and the words made safe here: not scanned again on output
-            return Safe(terminal_safe(buf.getvalue()) + body)
-    # Numbers need no quoting, so the rows are joined directly (the csv module is kept for the header and
-    # the few rows that carry a crossing's words)
-    cells = [_reprs(c) for c in columns]
-    lines = list(map(",".join, zip(*cells))) if cells else []
-    tails = ["," for _ in lines]
-    for i, text in marks:
-        tails[i] = "," + text
-    return buf.getvalue() + "".join(f"{line}{tail}\n" for line, tail in zip(lines, tails))
-
-
-def _mark_cell(mark) -> str:
-    one = io.StringIO()
-    csv.writer(one, lineterminator="").writerow([spreadsheet_safe(mark_text(mark))])
-    return one.getvalue()
-
-
-#: a sweep of at least this many points is written by polars where it is installed (the `fast` extra)
-COMPILED_FROM = 65536
-
-
-def _reprs(column) -> list:
-    """repr of every float of a column (the shortest text that reads back as the same float), each
-    distinct value formatted once: a grid's columns repeat a few values a million times."""
-    import numpy as np  # only sweeps need numpy: `costlang run` never imports it
-    values = np.asarray(column, dtype=float)
-    distinct, index = np.unique(values, return_inverse=True)
-    if len(distinct) * 4 > len(values):
-        return list(map(repr, values.tolist()))
-    texts = np.asarray(list(map(repr, distinct.tolist())), dtype=object)
-    return texts[index.ravel()].tolist()
-
-
-def _compiled_body(columns, marks, shape=()) -> Optional[str]:
-    """The rows as `sweep_csv` writes them, a million in well under a second: polars writes the
-    shortest digits that read back (as repr does) but spells two ranges otherwise (0.00001 for
-    1e-05, 1.5e-7 for 1.5e-07, NaN for nan), so those cells are written by repr. A grid column
-    (the first `len(shape)`, one per swept symbol) repeats its symbol's values: each is written
-    once and gathered. None: no polars."""
-    try:
-        import polars
-    except ImportError:
-        return None
-    import numpy as np
-
-    def text(values):
-        out = polars.Series(values).cast(polars.String)
-        magnitude = np.abs(values)
-        odd = np.flatnonzero(np.isnan(values) | ((magnitude < 1e-4) & (magnitude > 0)))
-        return out.scatter(odd, [repr(v) for v in values[odd].tolist()]) if len(odd) else out
-
-    series = []
-    for k, column in enumerate(columns):
-        values = np.asarray(column, dtype=float)
-        if k < len(shape) and len(values) == int(np.prod(shape)):   # a meshgrid's column, raveled
-            stride = int(np.prod(shape[k + 1:]))
-            index = (np.arange(len(values)) // stride) % shape[k]
-            series.append(text(values[::stride][:shape[k]]).gather(index))
-        else:
-            series.append(text(values))
-    crossing = polars.repeat("", len(columns[0]), eager=True)
-    if marks:
-        crossing = crossing.scatter([i for i, _ in marks], [t for _, t in marks])
-    frame = polars.DataFrame({str(i): s for i, s in enumerate([*series, crossing])})
-    lines = frame.select(polars.concat_str(polars.all(), separator=",")).to_series()
-    return lines.str.join("\n").item() + "\n"
 
 
 def exploration_csv(x) -> str:

@@ -5,7 +5,6 @@ floats), otherwise the expression as a string (sympy `str`). Keys are in a fixed
 """
 from __future__ import annotations
 
-import json
 
 import sympy
 
@@ -13,6 +12,7 @@ from costlang.analysis.composition import crossings, kernel_scopes, repeats
 from costlang.analysis.verdict import Verdict
 from costlang.printers.numbers import json_number as number
 from costlang.printers.words.verdicts import to_dict as verdict_dict
+from costlang.printers.data.strict import dumps, json_safe
 
 __all__ = ["to_json", "to_dict", "comparison_dict", "number", "dumps", "json_safe"]
 
@@ -194,24 +194,3 @@ def to_json(a, comparison=None) -> str:
     if comparison is not None:
         d["fusion_comparison"] = comparison_dict(a, comparison)
     return dumps(d)
-
-
-def json_safe(obj):
-    """`obj` with every float that JSON cannot hold replaced: ±inf by "inf"/"-inf", NaN by null.
-
-    >>> json_safe({"a": [float("inf"), float("nan"), 1.5]})
-    {'a': ['inf', None, 1.5]}
-    """
-    if isinstance(obj, float):
-        return obj if obj == obj and abs(obj) != float("inf") else (None if obj != obj else
-                                                                       "inf" if obj > 0 else "-inf")
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
-
-
-def dumps(obj) -> str:
-    """Every JSON document costlang prints: strict JSON (never NaN or Infinity), UTF-8, indented."""
-    return json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

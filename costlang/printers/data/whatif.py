@@ -5,6 +5,7 @@ from __future__ import annotations
 from costlang.analysis.verdict import Verdict
 from costlang.printers.numbers import json_number as number
 from costlang.printers.words.comparisons import settings_words
+from costlang.printers.data.sweep import json_data
 from costlang.queries.solve import RegimeMap, SolveResult
 
 __all__ = ["solve_dict", "comparison_dict", "sweep_dict", "exploration_dict"]
@@ -72,12 +73,13 @@ def comparison_dict(c) -> dict:
 
 
 def sweep_dict(sw) -> dict:
-    return {"symbols": list(sw.symbols), "labels": list(sw.labels), "units": [str(u) for u in sw.units],
-            "points": [[float(v) for v in p] for p in sw.points],
-            "columns": [[float(v) for v in col] for col in sw.columns],
-            "marks": [[{"kernel": m.kernel, "bound": m.bound.value} for m in row] for row in sw.marks],
-            "crossings": [{"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
-                           "above": c.above.value} for c in sw.crossings]}
+    """A sweep as JSON-ready data (`printers.data.sweep.json_data`), its crossings' exact values as numbers."""
+    return json_data(sw, [crossing_dict(c) for c in sw.crossings])
+
+
+def crossing_dict(c) -> dict:
+    return {"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
+            "above": c.above.value}
 
 
 def exploration_dict(x) -> dict:

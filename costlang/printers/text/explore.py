@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from costlang.printers.numbers import human
-from costlang.printers.text.whatif import _float_text, _sweep_cell
+from costlang.printers.floats import float_cell as _sweep_cell, float_text as _float_text
 from costlang.printers.words.phrases import phrase
 
 __all__ = ["exploration_lines", "rejection_text", "settings_text", "best_program", "FRONT_ROWS"]

@@ -59,8 +59,8 @@ def training_lines(a, lang: str = "en") -> list[str]:
 
 def _rate(e) -> str:
     """A count per second, SI-prefixed (1.017 M); exact or symbolic as such."""
-    from costlang.printers.numbers import _SI, _prefixed
-    return _prefixed(float(e), _SI, "").strip() if e.is_number and e.is_finite else exact_or_approx(e)
+    from costlang.printers.floats import SI, prefixed
+    return prefixed(float(e), SI, "").strip() if e.is_number and e.is_finite else exact_or_approx(e)
 
 
 def _table(rows: list[list[str]], header: list[str], cut_from: int | None = None, cut=None) -> list[str]:

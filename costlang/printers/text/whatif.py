@@ -8,24 +8,22 @@ Exact values print exactly with a 4-digit decimal beside them; expressions print
 """
 from __future__ import annotations
 
-import math
-
 import sympy
 
 from costlang.queries.solve import RegimeMap, SolveResult
 from costlang.queries.solve_notes import APPROXIMATION_TOLERANCE
 from costlang.analysis.verdict import Verdict
 from costlang.printers.words.verdicts import plain_relation, threshold
-from costlang.units import BYTE, BYTE_PER_S, DIMENSIONLESS, FLOP, FLOP_PER_S, SECOND
+from costlang.units import DIMENSIONLESS
 from costlang.printers.words.phrases import phrase
-from costlang.printers.words.comparisons import crossing_text, mark_text, settings_words
+from costlang.printers.words.comparisons import crossing_text, settings_words
+from costlang.printers.text.sweep import table_text
 from costlang.printers.words.verdicts import bound_text
 from costlang.printers.words.solve import case_words, side_predicate, side_words
 from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, sig
 
 __all__ = ["solve_lines", "comparison_lines", "whatif_lines", "sweep_table"]
 
-_SI_UNITS = (SECOND, BYTE, FLOP, BYTE_PER_S, FLOP_PER_S)  # `human` scales these with SI prefixes
 
 
 def _expr(e) -> str:
@@ -369,36 +367,6 @@ def _legend(rows):
 
 # --- sweeps -----------------------------------------------------------------------------------
 
-def _float_text(x: float) -> str:
-    """4 significant digits, without an exponent between 0.001 and 10^7 (table cells)."""
-    x = float(x)
-    if x != x or x in (float("inf"), float("-inf")):
-        return str(x)
-    if x == 0 or not 1e-3 <= abs(x) < 1e7:
-        return f"{x:.4g}"
-    decimals = max(0, 3 - math.floor(math.log10(abs(x))))
-    text = f"{x:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _sweep_cell(x: float, unit) -> str:
-    """A table cell with its unit, SI-prefixed where the unit allows (`67.13 µs`, `1.074 GFLOP`;
-    `0.9998 FLOP/B`). Every cell is a float, so none is marked ≈."""
-    if unit in _SI_UNITS and math.isfinite(float(x)):
-        return human(float(x), unit)
-    text = _float_text(x)
-    return text if unit is None or unit == DIMENSIONLESS else f"{text} {unit}"
-
-
 def sweep_table(sw) -> str:
-    header = [*sw.symbols, *sw.labels]
-    units = sw.units or (None,) * len(sw.columns)
-    rows = [[*[_float_text(v) for v in point], *[_sweep_cell(col[i], u) for col, u in zip(sw.columns, units)]]
-            + ([mark_text(mark)] if mark else []) for i, (point, mark) in enumerate(zip(sw.points, sw.marks))]
-    widths = [max(len(r[i]) for r in rows + [header] if i < len(r)) for i in range(len(header))]
-    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip()  # noqa: E731
-    lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-    lines += [no_empty_equals(crossing_text(c)) for c in sw.crossings]
-    return "\n".join(lines) + "\n"
-
-
+    """A sweep as aligned columns, its crossings worded under it (`printers.text.sweep.table_text`)."""
+    return table_text(sw, [no_empty_equals(crossing_text(c)) for c in sw.crossings])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from costlang.printers.numbers import exact_or_approx, expr_text, is_bound
 from costlang.printers.words.phrases import phrase
+from costlang.printers.words.marks import mark_text
 
 __all__ = ["settings_words", "ratio_text", "crossing_text", "mark_text"]
 
@@ -20,13 +21,6 @@ def crossing_text(c) -> str:
     bound = phrase("en", "verdict_words")
     return (f"crossing: {c.kernel} changes bound at {c.symbol}* = {exact_or_approx(c.value)} "
             f"({bound[c.below.value]} below, {bound['balanced']} there, {bound[c.above.value]} above)")
-
-
-def mark_text(marks) -> str:
-    """A sweep row's marks (queries.sweep `Mark`s) in words: '← k compute-bound from here'."""
-    bound = phrase("en", "verdict_words")
-    return "; ".join(f"← {m.kernel} {bound[m.bound.value]}" + (" here" if m.bound.value == "balanced" else
-                                                                " from here") for m in marks)
 
 
 def ratio_text(change, value=lambda e: e) -> str:
