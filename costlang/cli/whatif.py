@@ -193,7 +193,10 @@ def _plain_number(name: str, text: str) -> float:
     from fractions import Fraction
     if re.fullmatch(_PLAIN, text) is None:
         raise ValueError(f"not a plain number: {text!r}")
-    x = float(Fraction(text))
+    try:
+        x = float(Fraction(text))
+    except OverflowError:
+        x = float("inf")
     if not x <= 1e300:
         raise ValueError(f"too large: {text!r}")
     return x
