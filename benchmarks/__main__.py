@@ -41,6 +41,9 @@ EXAMPLES = ROOT / "examples"
 #: children run as an installed wheel does: with its bytecode compiled (pip compiles it on install),
 #: whatever PYTHONDONTWRITEBYTECODE says here; `_warm_up` compiles it once before any measurement
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: and with the command line's cache off: each process row measures the analysis, never an answer
+#: read back; the rows of a sweep asked again (`_asked_again`) give their children a cache folder
+ENV["COSTLANG_CACHE"] = "off"
 
 
 def _warm_up() -> None:
@@ -48,10 +51,10 @@ def _warm_up() -> None:
                    stdout=subprocess.DEVNULL, check=True)
 
 
-def _cpu_of(cmd: list[str], cwd=None) -> float:
+def _cpu_of(cmd: list[str], cwd=None, env=None) -> float:
     """CPU seconds (user + system) of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{done.stderr}")
@@ -134,6 +137,10 @@ class Table:
                           *map(line, self.rows)])
 
 
+#: the sections of the table, in order (`--only` picks some)
+SECTIONS = ("startup", "transformer", "scenarios", "training", "csv", "zoo", "sweep", "explore", "serving", "peer")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5, help="runs per case (the median is shown)")
@@ -141,27 +148,33 @@ def main(argv=None) -> int:
     p.add_argument("--instructions", action="store_true",
                    help="also count the machine instructions of the bound transformer at L = 1, 40, 80 "
                         "(valgrind's cachegrind; about 5 minutes; skipped without valgrind)")
+    p.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
+                   help=f"run only these sections (the import floor always): {', '.join(SECTIONS)}")
     args = p.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
+    chosen = set(args.only or SECTIONS)
     _warm_up()
     floor = _median(lambda: _cpu_of([sys.executable, "-c", "import sympy, lark, networkx"]), repeat)
     t = Table(floor)
     t.add("import floor: python -c 'import sympy, lark, networkx'", floor, "reference")
-    for rel in ("roofline/vector_add_fp16.cost", "roofline/gemm_4096.cost", "roofline/llm_decode_70b.cost"):
-        s = _median(lambda: _cpu_of(_costlang("run", str(EXAMPLES / rel))), repeat)
-        t.add(f"costlang run examples/{rel}", s, "≤ 1.3× floor", s <= 1.3 * floor)
+    if "startup" in chosen:
+        for rel in ("roofline/vector_add_fp16.cost", "roofline/gemm_4096.cost", "roofline/llm_decode_70b.cost"):
+            s = _median(lambda: _cpu_of(_costlang("run", str(EXAMPLES / rel))), repeat)
+            t.add(f"costlang run examples/{rel}", s, "≤ 1.3× floor", s <= 1.3 * floor)
     with tempfile.TemporaryDirectory() as tmp:
-        _transformers(t, Path(tmp), repeat, args.quick)
-        if args.instructions and not args.quick:
-            _instructions(t, Path(tmp))
-        _scenarios(t, Path(tmp), repeat)
-        _training(t, Path(tmp), repeat)
-    _csv_sweep(t, repeat)
-    _zoo(t, floor, repeat)
-    _sweep(t)
-    _explore(t)
-    _serving(t)
-    _peer(t)
+        if "transformer" in chosen:
+            _transformers(t, Path(tmp), repeat, args.quick)
+            if args.instructions and not args.quick:
+                _instructions(t, Path(tmp))
+        if "scenarios" in chosen:
+            _scenarios(t, Path(tmp), repeat)
+        if "training" in chosen:
+            _training(t, Path(tmp), repeat)
+    for name, section in (("csv", lambda: _csv_sweep(t, repeat)), ("zoo", lambda: _zoo(t, floor, repeat)),
+                          ("sweep", lambda: _sweep(t)), ("explore", lambda: _explore(t)),
+                          ("serving", lambda: _serving(t)), ("peer", lambda: _peer(t))):
+        if name in chosen:
+            section()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}, "
           f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.1f}")
     print(t.text())
@@ -316,6 +329,19 @@ def _csv_sweep(t: Table, repeat: int) -> None:
           ratio=big - small)
     t.add(f"  = rows written per CPU second ({rows} rows, × = vs 10⁶)", (big - small) / rows * 1e6,
           "≥ 10⁶ rows/s", rows / (big - small) >= 1e6, ratio=rows / (big - small) / 1e6)
+    again = _asked_again(["sweep", f, "--over", "B=1..1000:lin:1000", "--over", "P=1e9..1e11:log:1000", "--show",
+                          "tokens/s", "--csv"], repeat)
+    t.add("  the same sweep asked again (its compiled plan read back), × = first / again", again, "",
+          ratio=big / again)
+
+
+def _asked_again(args: list[str], repeat: int) -> float:
+    """CPU seconds of a `costlang` command run again with its cache filled by a first run (one
+    fresh cache folder, removed after)."""
+    with tempfile.TemporaryDirectory() as folder:
+        env = {**ENV, "COSTLANG_CACHE": folder}
+        _cpu_of(_costlang(*args), env=env)   # the first run keeps the compiled plan
+        return _median(lambda: _cpu_of(_costlang(*args), env=env), repeat)
 
 
 def _has(module: str) -> bool:
@@ -460,8 +486,10 @@ def _peer(t: Table) -> None:
         sweep(a, axes, ["t_kernel(step)"])
         ours[n] = statistics.median(_repeated_cpu(lambda: sweep(a, axes, ["t_kernel(step)"]))
                                     for _ in range(3)) / n
-    process = _median(lambda: _cpu_of(_costlang("sweep", str(EXAMPLES / "queries/llm_decode_batch.cost"), "--over",
-                                                 "B=1..100:lin:100", "--show", "t_kernel(step)")), 3)
+    question = ["sweep", str(EXAMPLES / "queries/llm_decode_batch.cost"), "--over", "B=1..100:lin:100", "--show",
+                "t_kernel(step)"]
+    process = _median(lambda: _cpu_of(_costlang(*question)), 3)
+    again = _asked_again(question, 3)
     for name, module, script in _PEERS:
         if not _has(module):
             t.add(f"{name}: not installed, comparison skipped", 0.0, "", None, ratio=0)
@@ -475,8 +503,10 @@ def _peer(t: Table) -> None:
                   "≥ 100× faster", theirs / s >= 100, ratio=theirs / s)
         whole = _median(lambda: _cpu_of([sys.executable, "-c", script]), 3)
         t.add(f"{name}: the whole question (batch 1..100) in one process", whole, "peer", ratio=whole / t.floor)
-        t.add("  costlang sweep --over B=1..100 in one process, × = peer / costlang", process, "faster (× > 1)",
-              whole > process, ratio=whole / process)
+        t.add("  costlang sweep --over B=1..100 in one process, first asked, × = peer / costlang", process,
+              "faster (× > 1)", whole > process, ratio=whole / process)
+        t.add("  the same, asked again (its compiled plan read back), × = peer / costlang", again,
+              "faster (× > 1)", whole > again, ratio=whole / again)
 
 
 if __name__ == "__main__":

@@ -176,10 +176,11 @@ def _axis_texts(over: list) -> list:
 
 def _sweep_key(args, names: tuple, shows: list) -> list:
     """What a sweep's compiled plan depends on besides the files it read: the file, the swept
-    symbols, the shown quantities, the settings, the hardware and the number style."""
+    symbols, the shown quantities, the settings, the hardware, the number style and the time budget
+    (a verdict sympy could not decide within it is marked by the float signs instead)."""
     import os
     return [os.path.realpath(args.file), list(names), list(shows), list(args.set), args.hardware, args.units,
-            args.exact]
+            args.exact, args.time_budget]
 
 
 #: a bound the compiled path reads itself: digits, a fraction part, an exponent (every other
