@@ -519,6 +519,7 @@ def run_cases(seeds: Sequence[int], sources: Sequence[tuple[str, str]], mode: st
     if mode == "fork":
         _warm()
     root = Path(tempfile.mkdtemp(prefix="costlang-campaign-"))
+    os.environ["COSTLANG_CACHE"] = str(root / "cache")   # the cases share a cache of their own, never the user's
     memory = memory_mb * 2 ** 20
     pending = list(seeds)[::-1]
     running: list[_Running] = []

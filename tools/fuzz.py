@@ -209,6 +209,7 @@ def _worker(conn, workdir: str) -> None:
     import resource
     os.chdir(workdir)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ["COSTLANG_CACHE"] = os.path.join(workdir, "cache")   # the runs' own cache, never the user's
     try:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     except (ValueError, OSError):

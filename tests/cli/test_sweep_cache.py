@@ -181,3 +181,49 @@ def test_the_cache_keeps_at_most_its_entries(folder, monkeypatch):
         cache.store("t", [i], {"i": i}, [])
     kept = sorted(json.loads(p.read_text())["data"]["i"] for p in (folder / "t").glob("*.json"))
     assert kept == [2, 3, 4] and cache.load("t", [4]) == {"i": 4} and cache.load("t", [0]) is None
+
+
+def _sweepable(path):
+    """The first dim of an example that a sweep can vary (None: it has none, or it cannot be loaded)."""
+    from costlang import load
+    try:
+        program = load(path).program
+    except Exception:   # noqa: BLE001 (an example that needs --train or a system: not this test's)
+        return None
+    dims = [n for n, d in program.symbols.items() if d.kind == "dim" and "." not in n]
+    return dims[0] if dims else None
+
+
+#: quick examples for the default run; the slow run takes every example
+QUICK = ["roofline/gemm_4096.cost", "queries/decode_crossing.cost", "memory/flash_attention.cost",
+         "fusion/diamond.cost", "kernel_time/vector_add_fp32.cost"]
+
+
+def _same_answer_read_back(path, folder, capsys, monkeypatch):
+    name = _sweepable(path)
+    if name is None:
+        return None
+    argv = ["sweep", str(path), "--over", f"{name}=1..4096:pow2"]
+    monkeypatch.setenv("COSTLANG_CACHE", "off")
+    expected = _run(capsys, *argv)
+    monkeypatch.setenv("COSTLANG_CACHE", str(folder))
+    first, again = _run(capsys, *argv), _run(capsys, *argv)
+    assert first == expected and again == expected, path
+    for fmt in ("--json", "--csv"):   # the plan kept above, printed in the other formats
+        monkeypatch.setenv("COSTLANG_CACHE", "off")
+        expected = _run(capsys, *argv, fmt)
+        monkeypatch.setenv("COSTLANG_CACHE", str(folder))
+        assert _run(capsys, *argv, fmt) == expected, (path, fmt)
+    return expected[0]
+
+
+@pytest.mark.parametrize("rel", QUICK)
+def test_examples_read_back_as_analysed(rel, folder, capsys, monkeypatch):
+    assert _same_answer_read_back(EXAMPLES / rel, folder, capsys, monkeypatch) is not None
+
+
+@pytest.mark.slow   # every example, analysed and read back in three formats
+def test_every_example_reads_back_as_analysed(folder, capsys, monkeypatch):
+    from conftest import example_files
+    codes = [_same_answer_read_back(p, folder, capsys, monkeypatch) for p in example_files()]
+    assert sum(c is not None for c in codes) >= 30
