@@ -2,8 +2,8 @@
 
 A command keeps what it computed (`store`) under a key made of its own inputs (the command's
 arguments that matter, the working folder) and of the code that computed it (every file of the
-package, the grammar and the stdlib, the Python version, the installed sympy, lark and networkx),
-with the SHA-256 of every file it read. `load` gives the data back only while each of those files
+package, the grammar and the stdlib by size and time of last change, the Python version, the
+installed sympy, lark and networkx), with the SHA-256 of every file it read. `load` gives the data back only while each of those files
 still has that hash; a changed import, preset or file is a miss, and the command computes again.
 `costlang sweep` keeps its compiled plan here (`cli.whatif`), so that asking it again, over any
 range and in any format, needs neither sympy nor the parser.
@@ -47,8 +47,9 @@ _SIGNATURE: list = []
 
 def code_signature() -> str:
     """One hash of the code that computes answers: the package's files, its grammar and stdlib
-    (inside the package when installed, beside it in a checkout), the Python version, and where
-    and when sympy, lark and networkx were installed (an upgrade rewrites their files)."""
+    (inside the package when installed, beside it in a checkout), each by path, size and time of
+    last change (the rule Python's own bytecode cache follows for a source file), the Python
+    version, and where and when sympy, lark and networkx were installed."""
     if _SIGNATURE:
         return _SIGNATURE[0]
     from costlang import _resources
@@ -57,9 +58,8 @@ def code_signature() -> str:
     roots = [package, *(p for p in (_resources.stdlib_dir(), _resources.grammar_file().parent)
                         if package not in p.resolve().parents)]
     for root in roots:
-        for path in sorted(_files(root)):
-            h.update(f"\0{path.relative_to(root)}\0".encode())
-            h.update(path.read_bytes())
+        for path, info in sorted(_files(root)):
+            h.update(f"\0{os.path.relpath(path, root)}\0{info.st_size}\0{info.st_mtime_ns}".encode())
     for name in ("sympy", "lark", "networkx"):
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None
@@ -70,10 +70,11 @@ def code_signature() -> str:
 
 
 def _files(root: Path) -> list:
+    """(path, stat) of each file of the code under root."""
     out = []
     for here, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
-        out += [Path(here) / n for n in names if n.endswith(_CODE_SUFFIXES)]
+        out += [(p, os.stat(p)) for p in (os.path.join(here, n) for n in names if n.endswith(_CODE_SUFFIXES))]
     return out
 
 

@@ -98,7 +98,7 @@ def _file_comparisons(base) -> tuple:
 
 
 #: what a sweep shows when no --show names anything
-DEFAULT_SHOWS = ["t_kernel()", "intensity()"]
+DEFAULT_SHOWS = ("t_kernel()", "intensity()")
 
 
 def _sweep(args) -> str:
@@ -135,12 +135,12 @@ def cached_sweep(args):
     from costlang.cli import cache
     from costlang.printers.floats import number_style
     from costlang.queries.tabulate import CompiledPlan, axis_from_text, grid
-    texts = _axis_texts(args.over)
-    shows = args.show or DEFAULT_SHOWS
-    data = cache.load("sweep", _sweep_key(args, tuple(t.partition("=")[0].strip() for t in texts), shows))
-    if data is None:
-        return None
-    try:  # any surprise in what was read back is a miss: the analysis then answers (or reports)
+    try:  # any surprise in what is read back is a miss: the analysis then answers (or reports)
+        texts = _axis_texts(args.over)
+        shows = args.show or DEFAULT_SHOWS
+        data = cache.load("sweep", _sweep_key(args, tuple(t.partition("=")[0].strip() for t in texts), shows))
+        if data is None:
+            return None
         plan = CompiledPlan.from_data(data["plan"])
         kinds = {str(n): k for n, k in data["kinds"].items() if k in ("dim", "param")}
         axes = [axis_from_text(t, "lin", kinds, _plain_number) for t in texts]

@@ -227,3 +227,20 @@ def test_every_example_reads_back_as_analysed(folder, capsys, monkeypatch):
     from conftest import example_files
     codes = [_same_answer_read_back(p, folder, capsys, monkeypatch) for p in example_files()]
     assert sum(c is not None for c in codes) >= 30
+
+
+def test_other_code_is_a_miss(folder, monkeypatch):
+    # the key holds the code's signature: a package, stdlib or dependency changed since is another key
+    cache.store("t", ["k"], {"v": 1}, [])
+    assert cache.load("t", ["k"]) == {"v": 1}
+    monkeypatch.setattr(cache, "_SIGNATURE", ["another build"])
+    assert cache.load("t", ["k"]) is None
+
+
+def test_a_file_read_that_is_gone_is_a_miss(folder, tmp_path):
+    f = tmp_path / "read.cost"
+    f.write_text("dim N = 1\n")
+    cache.store("t", ["k"], {"v": 1}, [str(f)])
+    assert cache.load("t", ["k"]) == {"v": 1}
+    f.unlink()
+    assert cache.load("t", ["k"]) is None
