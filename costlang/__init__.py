@@ -19,3 +19,7 @@ def __getattr__(name: str):
         from costlang.errors import CostlangError
         return CostlangError
     raise AttributeError(f"module 'costlang' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})
