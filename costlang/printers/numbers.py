@@ -151,6 +151,7 @@ def _symbolic_quotient(x) -> bool:
     return x.is_Mul and any(f.is_Pow and f.exp.is_negative and f.base.free_symbols for f in x.args)
 
 
+@functools.lru_cache(maxsize=4096)   # a model's report tidies its stage bounds and general forms more than once
 def _lowest_terms(m):
     if sympy.count_ops(m) > _TIDY_OPS or not m.is_rational_function():  # cancel would turn (3/4)^B to 3^B/4^B
         return m
