@@ -156,19 +156,20 @@ def dominates(a: sympy.Expr, b: sympy.Expr) -> bool:
     (True, False, False)
     """
     a, b = (sympy.Integer(v) if isinstance(v, int) else v for v in (a, b))
+    symbols = a.free_symbols | b.free_symbols
+    if symbols and all(s.is_positive for s in symbols):
+        # a cheap disproof first: a sum of positive terms is positive at every positive point, so a
+        # point where a − b ≤ 0 settles it (exact numbers, each side's once; neither a − b of two
+        # model-scale sums nor its expansion is built); a = b is 0 there
+        for point in (2, 1000):
+            at = _at_point(a, point) - _at_point(b, point)
+            if at.is_Rational and at <= 0:
+                return False
     diff = a - b
     if diff == 0:
         return False
     if diff.is_Rational:
         return bool(diff > 0)
-    symbols = a.free_symbols | b.free_symbols
-    if symbols and all(s.is_positive for s in symbols):
-        # a cheap disproof first: a sum of positive terms is positive at every positive point, so a
-        # point where a − b ≤ 0 settles it (exact numbers; no expansion of model-scale sums)
-        for point in (2, 1000):
-            at = _at_point(a, point) - _at_point(b, point)
-            if at.is_Rational and at <= 0:
-                return False
     # a − b expanded is a's expanded terms less b's: each side is expanded once, for all its pairs
     ta, tb = _terms(a), _terms(b)
     diff = {t: ta.get(t, 0) - tb.get(t, 0) for t in ta.keys() | tb.keys()}

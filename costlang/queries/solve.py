@@ -41,7 +41,7 @@ from costlang.queries.solve_terms import Case, Side, StepKind, Taken, Undecided,
 from costlang.queries.extrema import Branch, branch_conditions, branch_roots, branches, holds_at, sign_near, ties_at
 from costlang.queries.numeric_roots import Scan, is_solvable, scan
 from costlang.analysis.roofline import analyze_roofline
-from costlang.analysis.memo import settle
+from costlang.analysis.memo import settle, substitute
 from costlang.queries.evaluate import analyze_with_queries, evaluate_in
 from costlang.queries.solve_notes import (Approximation, Limit, NoCrossing, approximations, conditions, limits, no_crossing,
                           sign_at, tidy)
@@ -313,7 +313,9 @@ def _equation(st: _Setup, s, sides) -> _Equation:
     x = sympy.Symbol(var.name, positive=True)  # real, so a dim's non-integer crossing is kept
     dep = {k: v for k, v in an.bindings.items() if var in v.free_symbols}
     closed, exact = _then(dep, var, x), _then(an.bindings, var, x)
-    forms = (lambda e: e.xreplace(closed), lambda e: e.xreplace(exact))
+    # `xreplace`, each max() and min() rebuilt through the analysis's memo (`memo.substitute`): the
+    # same expressions, without sympy's pairwise comparisons of a footprint's peak over its steps
+    forms = (lambda e: substitute(e, closed), lambda e: substitute(e, exact))
     names = {form(t): (k.name, bound) for k in an.kernels for form in forms
              for t, bound in ((k.t_compute, COMPUTE), (k.t_memory, MEMORY))}
     eq = _Equation(x, tuple(forms[0](v.expr) for v in sides), tuple(forms[1](v.expr) for v in sides), names)
