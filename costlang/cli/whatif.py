@@ -159,13 +159,12 @@ def cached_sweep(args):
 
 def _sweep_output(args, result, lines: list, numbers: list) -> str:
     """The sweep as CSV, JSON or a table, its crossings given in words (`lines`) and numbers."""
-    from costlang.printers.data.sweep import csv_text, json_data
+    from costlang.printers.data.sweep import csv_text, json_text
     from costlang.printers.text.sweep import table_text
     if args.csv:
         return csv_text(result)
     if args.json:
-        from costlang.printers.data.strict import dumps
-        return dumps(json_data(result, numbers))
+        return json_text(result, numbers)
     return table_text(result, lines)
 
 

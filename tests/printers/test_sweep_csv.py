@@ -102,3 +102,51 @@ def test_a_large_sweep_escapes_its_words_once_and_its_numbers_never(monkeypatch)
     assert lines[0] == "B,t\\u001b]0;x\\u0007,crossing"
     assert lines[6] == "6.0,2.0,k\\u001b[31m" and lines[7] == "7.0,2.0,"
     assert "\x1b" not in out
+
+
+# --- JSON: the grid's blocks written a column at a time, the same text as strict JSON's dumps -----
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from costlang.analysis.bounds import BALANCED, COMPUTE, MEMORY  # noqa: E402
+from costlang.printers.data.strict import dumps  # noqa: E402
+from costlang.printers.safe import terminal_safe  # noqa: E402
+from costlang.queries.tabulate import Mark, Sweep  # noqa: E402
+from costlang.units import BYTE, SECOND, Unit  # noqa: E402
+
+_FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(HOSTILE))
+_NAMES = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=6)
+
+
+@st.composite
+def _sweeps(draw):
+    axes = draw(st.integers(1, 2))
+    n = draw(st.integers(1, 12))
+    grid = tuple(np.array(draw(st.lists(_FLOATS, min_size=n, max_size=n))) for _ in range(axes))
+    labels = tuple(draw(st.lists(_NAMES, min_size=0, max_size=3)))
+    columns = tuple(np.array(draw(st.lists(_FLOATS, min_size=n, max_size=n))) for _ in labels)
+    marks = tuple(tuple(Mark(draw(_NAMES), draw(st.sampled_from([MEMORY, COMPUTE, BALANCED])))
+                        for _ in range(draw(st.integers(0, 2)))) for _ in range(n))
+    units = tuple(draw(st.sampled_from([SECOND, BYTE, Unit(second=-1, label="tokens/s")])) for _ in labels)
+    return Sweep(tuple(draw(_NAMES) for _ in range(axes)), labels, grid, columns, marks, (), units)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(sw=_sweeps(), crossings=st.lists(st.fixed_dictionaries({"kernel": _NAMES, "value": _FLOATS}), max_size=2))
+def test_the_json_writer_writes_what_dumps_writes(sw, crossings):
+    # labels, units and kernel names from the file: their unsafe characters as \\uXXXX, as on every output
+    assert csv_printer.json_text(sw, crossings) == terminal_safe(dumps(csv_printer.json_data(sw, crossings)))
+
+
+def test_the_json_writer_on_a_large_grid():
+    # 300 × 300 points, a value repeated (the distinct-value path) and NaN and ∞ in the columns
+    b, p = np.meshgrid(np.arange(1.0, 301.0), np.geomspace(1e9, 1e11, 300), indexing="ij")
+    tokens = np.where(b.ravel() < 150, b.ravel() * 100 / 7, 50000 / 7)
+    tokens[5], tokens[7] = float("nan"), float("inf")
+    marks = [()] * tokens.size
+    marks[150 * 300] = (Mark("step", COMPUTE),)
+    sw = Sweep(("B", "P"), ("tokens/s",), (b.ravel(), p.ravel()), (tokens,), tuple(marks), (), (SECOND,))
+    text = csv_printer.json_text(sw, [])
+    assert text == dumps(csv_printer.json_data(sw, []))
+    # B = 1 on the first 300 rows (B varies slowest): 100/7 tokens/s, NaN as null, +inf as "inf"
+    assert f'      null,\n      {100 / 7!r},\n      "inf",\n' in text
