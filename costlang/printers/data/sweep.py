@@ -158,5 +158,5 @@ def _compiled_body(columns, marks, shape=()) -> Optional[str]:
     if marks:
         crossing = crossing.scatter([i for i, _ in marks], [t for _, t in marks])
     frame = polars.DataFrame({str(i): s for i, s in enumerate([*series, crossing])})
-    lines = frame.select(polars.concat_str(polars.all(), separator=",")).to_series()
-    return lines.str.join("\n").item() + "\n"
+    # every cell is text already (the marks quoted as CSV where they need it): written as it stands
+    return frame.write_csv(None, include_header=False, quote_style="never", line_terminator="\n")
