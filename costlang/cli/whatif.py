@@ -102,20 +102,18 @@ DEFAULT_SHOWS = ("t_kernel()", "intensity()")
 
 
 def _sweep(args) -> str:
+    from costlang.cli import cache
     from costlang.queries.sweep import compiled_plan, parse_axis, sweep
     from costlang.printers.data.whatif import crossing_dict
-    from costlang.printers.numbers import no_empty_equals
-    from costlang.printers.words.comparisons import crossing_text
+    from costlang.printers.text.whatif import crossing_lines
     base = _analysis(args, answers=False)   # a sweep evaluates queries, never the file's solves
     texts = _axis_texts(args.over)
     axes = [parse_axis(base.program, text) for text in texts]
     _check_grid(axes, args.over)
     shows = args.show or DEFAULT_SHOWS
     result = sweep(base, axes, shows)
-    lines = [no_empty_equals(crossing_text(c)) for c in result.crossings]
-    numbers = [crossing_dict(c) for c in result.crossings]
-    if not args.no_cache:   # kept for the next sweep of this file over these symbols (`cached_sweep`)
-        from costlang.cli import cache
+    lines, numbers = crossing_lines(result.crossings), [crossing_dict(c) for c in result.crossings]
+    if not args.no_cache and cache.folder() is not None:   # for the next sweep over these symbols (`cached_sweep`)
         from costlang.frontend.loader import files_read
         names = tuple(a.name for a in axes)
         data = {"plan": compiled_plan(base, names, tuple(shows)).to_data(),

@@ -35,8 +35,8 @@ from costlang.frontend.edits import unbind
 from costlang.frontend.variants import evaluate_setting, for_analysis
 
 __all__ = ["Axis", "Crossing", "Mark", "Sweep", "SweepError", "parse_axis", "sweep", "grid_values", "arg_span",
-           "compiled_plan",
-           "DEFAULT_POINTS", "MAX_POINTS", "MAX_GRID"]
+           "compiled_plan", "DEFAULT_POINTS", "MAX_POINTS", "MAX_GRID"]
+
 
 def parse_axis(program, text: str, default: str = "lin") -> Axis:
     """`NAME=LO..HI[:pow2|:lin[:N]|:log[:N]]` or an explicit list `NAME=V1,V2,...`; bounds and
@@ -129,7 +129,7 @@ class _Plan:
             syms = self.symbols
             values = tuple(evaluator(v.expr, syms) for v in self.values)
             verdicts = self.verdicts() if len(syms) == 1 else {}
-            kernels = tuple((name, tuple(_float_regimes(verdicts[name])) if name in verdicts else evaluator(gap, syms))
+            kernels = tuple((name, _float_regimes(verdicts[name]) if name in verdicts else evaluator(gap, syms))
                             for name, gap in self.gaps())
             sizes = tuple(evaluator(size, syms) for size, _ in self.program.sizes if size.free_symbols <= set(syms))
             self._compiled = CompiledPlan(self.names, self.shows, values,
@@ -208,10 +208,10 @@ def _verdicts(an, sym) -> dict:
     return out
 
 
-def _float_regimes(verdict) -> list:
+def _float_regimes(verdict) -> tuple:
     """A verdict's regimes as `regime_codes` takes them: float ends, closed or not, bound code."""
-    return [(float(r.interval.lower), float(r.interval.upper), r.interval.lower_closed, r.interval.upper_closed,
-             _CODES[r.bound]) for r in verdict.regimes]
+    return tuple((float(r.interval.lower), float(r.interval.upper), r.interval.lower_closed,
+                  r.interval.upper_closed, _CODES[r.bound]) for r in verdict.regimes)
 
 
 def _crossings(verdicts: dict) -> tuple[Crossing, ...]:

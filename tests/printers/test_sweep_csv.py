@@ -10,7 +10,7 @@ polars = pytest.importorskip("polars", reason="the compiled CSV writer needs pol
 
 
 class _Sweep:
-    """What `sweep_csv` reads of a sweep: its symbols, labels, grid, columns and crossing marks."""
+    """What `csv_text` reads of a sweep: its symbols, labels, grid, columns and crossing marks."""
 
     def __init__(self, grid, columns, marks):
         self.symbols, self.labels = ["B"], ["t"]

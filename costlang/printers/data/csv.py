@@ -1,7 +1,7 @@
 """CSV for spreadsheets: the kernels of `costlang run --csv`, the table of `costlang compare --csv` and
-the points of `costlang sweep --csv`.
+the configurations of `costlang explore --csv` (a sweep's points: `printers.data.sweep`).
 
-Input: an `Analysis`, a what-if `Comparison` or a `Sweep`. Output: CSV text (RFC 4180, via the csv module).
+Input: an `Analysis`, a what-if `Comparison` or an exploration. Output: CSV text (RFC 4180, via the csv module).
 Numbers are machine-readable: an exact integer in full, any other bound value as the shortest
 float that round-trips, in SI base units (FLOP, B, s, FLOP/B) named in the header; a value that
 still depends on a free symbol is its expression; verdicts are their words. A cell a spreadsheet
@@ -22,10 +22,9 @@ import sympy
 from costlang.analysis.bounds import Verdict
 from costlang.printers.safe import spreadsheet_safe, terminal_safe
 from costlang.printers.words.comparisons import settings_words
-from costlang.printers.data.sweep import csv_text as sweep_csv
 from costlang.printers.words.verdicts import bound_text
 
-__all__ = ["run_csv", "comparison_csv", "sweep_csv", "exploration_csv", "csv_number"]
+__all__ = ["run_csv", "comparison_csv", "exploration_csv", "csv_number"]
 
 RUN_HEADER = ("kernel", "ops", "count", "FLOP", "B", "I (FLOP/B)", "I* (FLOP/B)", "T_compute (s)",
               "T_memory (s)", "T_kernel (s)", "bound")

@@ -1,7 +1,7 @@
 """A sweep as CSV and as JSON-ready data, without sympy.
 
 Input: a `Sweep` (queries.tabulate) and, for JSON, its crossings as numbers (their values are
-exact: `printers.data.whatif.sweep_dict` makes them and calls `json_data`; a sweep read back from
+exact: `printers.data.whatif.crossing_dict` makes them; a sweep read back from
 its compiled plan, `cli.whatif.cached_sweep`, passes those its plan kept). Output: text or data.
 
 CSV: a header row, then one row per point with the symbols' values and each column as the
@@ -128,7 +128,7 @@ def _reprs(column) -> list:
 
 
 def _compiled_body(columns, marks, shape=()) -> Optional[str]:
-    """The rows as `sweep_csv` writes them, a million in well under a second: polars writes the
+    """The rows as `csv_text` writes them, a million in well under a second: polars writes the
     shortest digits that read back (as repr does) but spells two ranges otherwise (0.00001 for
     1e-05, 1.5e-7 for 1.5e-07, NaN for nan), so those cells are written by repr. A grid column
     (the first `len(shape)`, one per swept symbol) repeats its symbol's values: each is written

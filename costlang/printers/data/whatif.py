@@ -1,14 +1,13 @@
-"""Solves, scenario comparisons and sweeps as JSON-ready dicts (numbers as JSON numbers, exact
+"""Solves, scenario comparisons, sweeps' crossings and explorations as JSON-ready dicts (numbers as JSON numbers, exact
 values beside them as text)."""
 from __future__ import annotations
 
 from costlang.analysis.verdict import Verdict
 from costlang.printers.numbers import json_number as number
 from costlang.printers.words.comparisons import settings_words
-from costlang.printers.data.sweep import json_data
 from costlang.queries.solve import RegimeMap, SolveResult
 
-__all__ = ["solve_dict", "comparison_dict", "sweep_dict", "exploration_dict"]
+__all__ = ["solve_dict", "comparison_dict", "crossing_dict", "exploration_dict"]
 
 
 def _num(e):
@@ -72,12 +71,8 @@ def comparison_dict(c) -> dict:
             "speedups": [_num(s) for s in c.speedups]}
 
 
-def sweep_dict(sw) -> dict:
-    """A sweep as JSON-ready data (`printers.data.sweep.json_data`), its crossings' exact values as numbers."""
-    return json_data(sw, [crossing_dict(c) for c in sw.crossings])
-
-
 def crossing_dict(c) -> dict:
+    """A sweep's exact crossing as JSON-ready data (`printers.data.sweep.json_text` writes the rest)."""
     return {"kernel": c.kernel, "symbol": c.symbol, "value": _num(c.value), "below": c.below.value,
             "above": c.above.value}
 

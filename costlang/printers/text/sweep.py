@@ -1,7 +1,7 @@
 """A sweep as aligned text columns, without sympy.
 
 Input: a `Sweep` (queries.tabulate) and its crossings already in words: a crossing's value is
-exact, so `printers.text.whatif.sweep_table` words it and calls `table_text`; a sweep read back
+exact, so `printers.text.whatif.crossing_lines` words it first; a sweep read back
 from its compiled plan (`cli.whatif.cached_sweep`) prints through it with the words its plan kept.
 """
 from __future__ import annotations

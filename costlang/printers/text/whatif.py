@@ -1,10 +1,10 @@
-"""Text for what-if results: solves, regime maps, comparisons and sweeps.
+"""Text for what-if results: solves, regime maps, comparisons and a sweep's crossings.
 
-Input: `SolveResult`, `RegimeMap` and `Comparison` (queries.solve, queries.whatif) and
-`Sweep` (queries.sweep). Output: lines of text, deterministic (their JSON and CSV are in
-`printers.data`).
+Input: `SolveResult`, `RegimeMap` and `Comparison` (queries.solve, queries.whatif) and a sweep's
+`Crossing`s (its table is `printers.text.sweep`'s). Output: lines of text, deterministic (their
+JSON and CSV are in `printers.data`).
 Exact values print exactly with a 4-digit decimal beside them; expressions print through
-`numbers.expr_text` (max(…), ·, ^, ∞: never raw sympy). Sweep cells carry their unit.
+`numbers.expr_text` (max(…), ·, ^, ∞: never raw sympy).
 """
 from __future__ import annotations
 
@@ -17,12 +17,11 @@ from costlang.printers.words.verdicts import plain_relation, threshold
 from costlang.units import DIMENSIONLESS
 from costlang.printers.words.phrases import phrase
 from costlang.printers.words.comparisons import crossing_text, settings_words
-from costlang.printers.text.sweep import table_text
 from costlang.printers.words.verdicts import bound_text
 from costlang.printers.words.solve import case_words, side_predicate, side_words
 from costlang.printers.numbers import exact_or_approx, expr_text, human, is_bound, no_empty_equals, sig
 
-__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "sweep_table"]
+__all__ = ["solve_lines", "comparison_lines", "whatif_lines", "crossing_lines"]
 
 
 
@@ -367,6 +366,6 @@ def _legend(rows):
 
 # --- sweeps -----------------------------------------------------------------------------------
 
-def sweep_table(sw) -> str:
-    """A sweep as aligned columns, its crossings worded under it (`printers.text.sweep.table_text`)."""
-    return table_text(sw, [no_empty_equals(crossing_text(c)) for c in sw.crossings])
+def crossing_lines(crossings) -> list[str]:
+    """A sweep's exact crossings in words, the lines under its table (`printers.text.sweep.table_text`)."""
+    return [no_empty_equals(crossing_text(c)) for c in crossings]
